@@ -1,0 +1,448 @@
+"""The one base class every estimator of the package derives from.
+
+It owns everything the estimators share: parameter and data validation,
+initialization, the fit loop (convergence, ``ConvergenceWarning``, verbose
+progress, objective history), the deterministic fold-in ``transform``,
+``inverse_transform``, ``score`` and the scikit-learn tags.
+
+An estimator supplies its mathematics through four hooks:
+
+``_prepare_start(W, H)``
+    map a count-scale start (``W @ H ~ X``) to the estimator's parametrization;
+``_doc_step(X, W, H)``
+    the per-document part of one iteration: returns the updated document
+    factor for these rows and a dict of statistics that are *sums over
+    documents* (always including ``"loss"``, the objective of the incoming
+    state restricted to these rows);
+``_topic_step(H, stats)``
+    the topic update from the summed statistics: returns the new ``H`` and an
+    optional per-topic rescaling of the document factor (or ``None``);
+``_set_fit_attributes(W, H)``
+    the public fitted attributes.
+
+Because ``_doc_step`` only sees a block of rows and its statistics add up,
+one iteration is a map-reduce over document blocks: out-of-core, online and
+distributed fitting reuse the same hooks.
+"""
+
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.extmath import randomized_svd
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._kernels import (
+    kl_divergence_from_ratio,
+    mu_update_w,
+    normalize_columns,
+    normalize_rows,
+    product_at_nonzeros,
+    ratio_at_nonzeros,
+)
+
+
+def _to_csr(X):
+    """CSR view of validated input, canonical and without stored zeros.
+
+    Dense input becomes CSR (only its non-zeros are stored).  Sparse input is
+    copied only when it must be changed (stored zeros or duplicate entries),
+    so the caller's arrays are never written to.
+    """
+    if not sp.issparse(X):
+        return sp.csr_matrix(X)
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format or (X.data == 0).any():
+        X = X.copy()
+        X.sum_duplicates()
+        X.eliminate_zeros()
+    return X
+
+
+def _check_factor(A, shape, name, dtype):
+    """Validate a user-given start factor; returns a private copy."""
+    if A is None:
+        raise ValueError(
+            f"init='custom' needs both W and H: pass them as fit(X, W=..., H=...) "
+            f"(or choose init='random' or 'nndsvda'); {name} is missing."
+        )
+    A = np.array(A, dtype=dtype, copy=True)
+    if A.shape != shape:
+        raise ValueError(
+            f"The custom start {name} has shape {A.shape}, but this X and "
+            f"n_components need shape {shape}."
+        )
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"The custom start {name} contains NaN or infinity.")
+    if (A < 0).any():
+        raise ValueError(f"The custom start {name} has negative entries; it must be non-negative.")
+    return A
+
+
+class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Shared plumbing of the KL topic factorizations (not for direct use)."""
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "init": [StrOptions({"random", "nndsvda", "custom"}), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    # ------------------------------------------------------------------ hooks
+    def _prepare_start(self, W, H):
+        return W, H
+
+    def _doc_step(self, X, W, H):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _topic_step(self, H, stats):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _set_fit_attributes(self, W, H):
+        self.components_ = H
+        self.embedding_ = self._doc_output(W)
+
+    def _doc_output(self, W):
+        """Map a count-scale fold-in factor to what ``transform`` returns."""
+        return W
+
+    # ------------------------------------------------------------ validation
+    def _validate_X(self, X, reset):
+        X = validate_data(
+            self,
+            X,
+            accept_sparse=("csr", "csc"),
+            dtype=[np.float64, np.float32],
+            reset=reset,
+        )
+        data = X.data if sp.issparse(X) else X
+        if data.size and data.min() < 0:
+            raise ValueError(
+                f"Negative values in data passed to {type(self).__name__}: the "
+                "model is a KL factorization of non-negative data (e.g. word "
+                "counts). Shift or clip the data, or use SimplexPLSA for "
+                "real-valued input."
+            )
+        return _to_csr(X)
+
+    # ---------------------------------------------------------------- start
+    def _initialize(self, X, W, H):
+        n, m = X.shape
+        k = self.n_components
+        init = self.init
+        if init != "custom" and (W is not None or H is not None):
+            raise ValueError(
+                "W and H were passed to fit, but init is "
+                f"{init!r}; set init='custom' to start from them."
+            )
+        if init is None:
+            init = "nndsvda" if k <= min(n, m) else "random"
+        if init == "custom":
+            W = _check_factor(W, (n, k), "W", X.dtype)
+            H = _check_factor(H, (k, m), "H", X.dtype)
+        elif init == "random":
+            W, H = self._random_start(X)
+        else:
+            if k > min(n, m):
+                raise ValueError(
+                    f"init='nndsvda' needs n_components <= min(n_samples, "
+                    f"n_features) = {min(n, m)}, got {k}; use init='random'."
+                )
+            W, H = self._nndsvda_start(X)
+        return self._prepare_start(W, H)
+
+    def _random_start(self, X):
+        n, m = X.shape
+        k = self.n_components
+        rng = check_random_state(self.random_state)
+        # Scale so that W @ H has the mean of X, as scikit-learn's NMF does.
+        avg = np.sqrt(max(X.sum(dtype=np.float64), 0.0) / (n * m * k)) or 1.0
+        W = (avg * np.abs(rng.standard_normal((n, k)))).astype(X.dtype, copy=False)
+        H = (avg * np.abs(rng.standard_normal((k, m)))).astype(X.dtype, copy=False)
+        return W, H
+
+    def _nndsvda_start(self, X):
+        """Non-negative double SVD start (Boutsidis & Gallopoulos, 2008).
+
+        Each singular pair is split into its positive and negative parts and
+        the dominant part is kept; zeros are then filled with the mean of X
+        (the "a" variant) so that multiplicative updates can move them.
+        """
+        k = self.n_components
+        U, S, Vt = randomized_svd(X, k, random_state=self.random_state)
+        W = np.zeros((X.shape[0], k), dtype=X.dtype)
+        H = np.zeros((k, X.shape[1]), dtype=X.dtype)
+        for j in range(k):
+            u, v = U[:, j], Vt[j]
+            up, un = np.maximum(u, 0), np.maximum(-u, 0)
+            vp, vn = np.maximum(v, 0), np.maximum(-v, 0)
+            pos = np.linalg.norm(up) * np.linalg.norm(vp)
+            neg = np.linalg.norm(un) * np.linalg.norm(vn)
+            u, v, sigma = (up, vp, pos) if pos >= neg else (un, vn, neg)
+            nu, nv = np.linalg.norm(u), np.linalg.norm(v)
+            if nu > 0 and nv > 0:
+                scale = np.sqrt(S[j] * sigma)
+                W[:, j] = scale * u / nu
+                H[j] = scale * v / nv
+        mean = X.sum(dtype=np.float64) / (X.shape[0] * X.shape[1])
+        fill = X.dtype.type(mean if mean > 0 else 1.0)
+        W[W == 0] = fill
+        H[H == 0] = fill
+        return W, H
+
+    # ------------------------------------------------------------- fit loop
+    def _iterate(self, X, W, H):
+        """One full iteration; returns (W, H, objective of the incoming state)."""
+        W, stats = self._doc_step(X, W, H)
+        H, doc_scale = self._topic_step(H, stats)
+        if doc_scale is not None:
+            W = W * doc_scale[None, :]
+        return W, H, stats["loss"]
+
+    def _loss(self, X, W, H):
+        return kl_divergence_from_ratio(X, ratio_at_nonzeros(X, W, H), W, H)
+
+    def _fit(self, X, W=None, H=None):
+        X = self._validate_X(X, reset=True)
+        W, H = self._initialize(X, W, H)
+        start = time.perf_counter()
+        history = []
+        converged = False
+        n_iter = 0
+        for n_iter in range(1, self.max_iter + 1):
+            W, H, loss = self._iterate(X, W, H)
+            history.append(loss)
+            if self.verbose and (self.verbose > 1 or n_iter % 10 == 1):
+                print(
+                    f"[{type(self).__name__}] iteration {n_iter - 1:4d}  "
+                    f"objective {loss:.6e}  ({time.perf_counter() - start:.2f} s)"
+                )
+            # Each iteration reports the objective of the state it started
+            # from, so convergence is judged on the last two completed states.
+            if len(history) >= 2 and self.tol > 0:
+                decrease = history[-2] - history[-1]
+                if decrease <= self.tol * abs(history[0]):
+                    converged = True
+                    break
+        history.append(self._loss(X, W, H))
+        if self.verbose:
+            print(
+                f"[{type(self).__name__}] {'converged' if converged else 'stopped'} "
+                f"after {n_iter} iterations, objective {history[-1]:.6e} "
+                f"({time.perf_counter() - start:.2f} s)"
+            )
+        if not converged and self.tol > 0:
+            warnings.warn(
+                f"{type(self).__name__} did not converge in max_iter={self.max_iter} "
+                f"iterations (tol={self.tol}); increase max_iter or tol.",
+                ConvergenceWarning,
+            )
+        self.n_iter_ = n_iter
+        self.loss_history_ = np.asarray(history)
+        self.loss_ = float(history[-1])
+        self._set_fit_attributes(W, H)
+        return X
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, W=None, H=None):
+        """Fit the model to the non-negative data ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative data, e.g. document-term counts.  Sparse CSR/CSC is
+            used as is, never densified.
+        y : Ignored
+            Not used, present for API consistency.
+        W : array-like of shape (n_samples, n_components), default=None
+            Start for the document factor, used only with ``init='custom'``.
+        H : array-like of shape (n_components, n_features), default=None
+            Start for the topic factor, used only with ``init='custom'``.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._fit(X, W=W, H=H)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None, W=None, H=None):
+        """Fit the model, then return ``transform(X)``.
+
+        The result is exactly ``fit(X).transform(X)``: the training documents
+        are folded in like any new document, so the two always agree.  The
+        document factor reached during fitting is kept in ``embedding_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative data.
+        y : Ignored
+            Not used, present for API consistency.
+        W, H : array-like, default=None
+            Custom start, used only with ``init='custom'``.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            Document representation, as returned by ``transform``.
+        """
+        X = self._fit(X, W=W, H=H)
+        return self._doc_output(self._fold_in(X))
+
+    # ---------------------------------------------------------------- fold-in
+    def _fold_in(self, X):
+        """Count-scale document factor for ``X`` with the topics fixed.
+
+        Multiplicative KL updates of ``W`` alone, from the deterministic start
+        that spreads each document's length evenly over the topics.  This
+        subproblem is convex.  Each document stops on its own once the mean
+        absolute change of its topic proportions falls below ``tol`` (or after
+        ``max_iter`` sweeps), so a document's result does not depend on the
+        other documents in the batch.
+        """
+        H = self.components_.astype(X.dtype, copy=False)
+        h = H.sum(axis=1)
+        n_d = np.asarray(X.sum(axis=1)).ravel()
+        total = h.sum()
+        W = np.repeat((n_d / (total if total > 0 else 1))[:, None], H.shape[0], axis=1)
+        W = W.astype(X.dtype, copy=False)
+        active = np.flatnonzero(n_d > 0)
+        for _ in range(self.max_iter):
+            if active.size == 0:
+                break
+            Xa = X if active.size == X.shape[0] else X[active]
+            Wa = W[active]
+            Wn = mu_update_w(ratio_at_nonzeros(Xa, Wa, H), Wa, H)
+            change = np.abs(
+                normalize_rows(Wn * h)[0] - normalize_rows(Wa * h)[0]
+            ).mean(axis=1)
+            W[active] = Wn
+            active = active[change >= self.tol]
+        return W
+
+    def transform(self, X):
+        """Represent documents in the fitted topic space (fold-in).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative data with the features seen in ``fit``.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            Deterministic: the same input always gives the same output.
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return self._doc_output(self._fold_in(X))
+
+    def inverse_transform(self, X):
+        """Map a document representation back to feature space: ``X @ components_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+            Output of ``transform``.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[1] != self.components_.shape[0]:
+            raise ValueError(
+                f"inverse_transform expects shape (n_samples, "
+                f"{self.components_.shape[0]}), got {X.shape}."
+            )
+        return X @ self.components_
+
+    def score(self, X, y=None):
+        """Average log-likelihood per word of ``X`` under the fitted model.
+
+        Each document is folded in (``components_`` fixed) and its words are
+        scored under the resulting mixture ``P(w|d) = sum_z P(z|d) P(w|z)``:
+
+        .. math::
+
+            \\frac{\\sum_{d,w} X_{dw} \\log P(w \\mid d)}{\\sum_{d,w} X_{dw}}
+
+        Higher is better; the same definition holds for every estimator of
+        the package.  Probabilities are floored at the smallest normal number
+        of the dtype, so a word no topic can emit gives a very low, finite
+        score.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative data.
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        total = np.sum(X.data, dtype=np.float64)
+        if total == 0:
+            raise ValueError("X contains no words (all entries are zero): nothing to score.")
+        H = self.components_.astype(X.dtype, copy=False)
+        W = self._fold_in(X)
+        y_nnz = product_at_nonzeros(X, W, H)
+        doc_total = W @ H.sum(axis=1)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        tiny = np.finfo(y_nnz.dtype).tiny
+        log_p = np.log(np.maximum(y_nnz / doc_total[rows], tiny))
+        return float(np.sum(X.data * log_p, dtype=np.float64) / total)
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+class _ProbabilisticFactorsMixin:
+    """Parametrization ``W @ H = D diag(s) C`` shared by NormalizedNMF and PLSI.
+
+    Internally ``H = C = P(w|z)`` has rows summing to one and ``W = D diag(s)``
+    is in count scale, so ``W @ H`` estimates ``X``.  After fitting,
+    ``components_ = P(w|z)``, ``p_z_ = s / N`` and ``p_d_given_z_ = D``.
+    """
+
+    def _prepare_start(self, W, H):
+        C, h = normalize_rows(H)
+        return W * h[None, :], C
+
+    def _set_fit_attributes(self, W, H):
+        D, s = normalize_columns(W)
+        total = s.sum()
+        self.components_ = H
+        self.p_z_ = s / (total if total > 0 else 1)
+        self.p_d_given_z_ = D
+        self.embedding_ = self._doc_output(W)

@@ -1,0 +1,212 @@
+"""KL-NMF by Lee-Seung multiplicative updates, plain and L1-normalized."""
+
+from ._base import _BaseTopicModel, _ProbabilisticFactorsMixin
+from ._kernels import (
+    kl_divergence_from_ratio,
+    mu_topic_update,
+    mu_update_w,
+    normalize_rows,
+    ratio_at_nonzeros,
+    transposed_product,
+)
+
+
+class KLNMF(_BaseTopicModel):
+    """Non-negative matrix factorization under the generalized KL divergence.
+
+    Finds non-negative ``W`` (n_samples, n_components) and ``H``
+    (n_components, n_features) minimizing
+
+    .. math::
+
+        D(X \\| WH) = \\sum_{ij} X_{ij} \\log \\frac{X_{ij}}{(WH)_{ij}}
+                     - X_{ij} + (WH)_{ij}
+
+    by Lee & Seung's multiplicative updates (Zhang, Ding & Tang, Alg. 1),
+    ``W`` first, then ``H`` -- the order of scikit-learn's
+    ``NMF(beta_loss="kullback-leibler", solver="mu")``, whose iterates this
+    estimator reproduces from the same start:
+
+    .. math::
+
+        W \\leftarrow W \\odot \\frac{(X / WH) H^T}{\\mathbf{1} H^T}, \\qquad
+        H \\leftarrow H \\odot \\frac{W^T (X / WH)}{W^T \\mathbf{1}}
+
+    ``X / WH`` is only evaluated at the stored non-zeros of ``X``, so an
+    iteration costs O(nnz * n_components).  The objective never increases,
+    and after each half-step the row (resp. column) sums of ``W H`` equal
+    those of ``X``.
+
+    Parameters
+    ----------
+    n_components : int, default=10
+        Number of topics (the rank of the factorization).
+    init : {"random", "nndsvda", "custom"} or None, default=None
+        Start of the iterations.  ``None`` uses ``"nndsvda"`` (a non-negative
+        SVD start, deterministic up to ``random_state``) when
+        ``n_components <= min(n_samples, n_features)``, else ``"random"``.
+        ``"custom"`` takes ``W`` and ``H`` passed to ``fit``.
+    max_iter : int, default=200
+        Maximum number of iterations of the fit, and of the fold-in sweeps of
+        ``transform``.
+    tol : float, default=1e-4
+        The fit stops when an iteration lowers the objective by less than
+        ``tol`` times the objective at the start.  ``transform`` stops
+        refining a document when the mean absolute change of its topic
+        proportions falls below ``tol``.  ``tol=0`` runs ``max_iter``
+        iterations.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the ``"random"`` and ``"nndsvda"`` starts.
+    verbose : int, default=0
+        Print the objective and elapsed time every 10 iterations (every
+        iteration if ``verbose > 1``).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The topic factor ``H``.
+    embedding_ : ndarray of shape (n_samples, n_components)
+        The document factor ``W`` of the training data reached by the fit.
+    loss_ : float
+        Final objective ``D(X || W H)``.
+    loss_history_ : ndarray of shape (n_iter_ + 1,)
+        Objective at the start and after every iteration.
+    n_iter_ : int
+        Number of iterations run.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    NormalizedNMF : the same iterates, with factors rescaled to probabilities.
+    PLSI : Hofmann's EM for the same objective.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import KLNMF
+    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
+    >>> model = KLNMF(n_components=2, random_state=0)
+    >>> W = model.fit_transform(X)
+    >>> W.argmax(axis=1)[0] != W.argmax(axis=1)[3]
+    np.True_
+    >>> bool(np.all(np.diff(model.loss_history_) <= 1e-9))
+    True
+    """
+
+    def __init__(
+        self,
+        n_components=10,
+        *,
+        init=None,
+        max_iter=200,
+        tol=1e-4,
+        random_state=None,
+        verbose=0,
+    ):
+        self.n_components = n_components
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _doc_step(self, X, W, H):
+        R = ratio_at_nonzeros(X, W, H)
+        loss = kl_divergence_from_ratio(X, R, W, H)
+        W = mu_update_w(R, W, H)
+        # The topic half-step uses the ratio of the *updated* W (alternating
+        # updates); this is what makes NMF differ from PLSI's joint EM.
+        R = ratio_at_nonzeros(X, W, H)
+        return W, {"loss": loss, "WtR": transposed_product(W, R), "w_sum": W.sum(axis=0)}
+
+    def _topic_step(self, H, stats):
+        return mu_topic_update(H, stats["WtR"], stats["w_sum"]), None
+
+
+class NormalizedNMF(_ProbabilisticFactorsMixin, KLNMF):
+    """KL-NMF with L1 normalization after every half-step (Zhang, Ding & Tang, Alg. 3).
+
+    The factorization is kept in the probabilistic form
+
+    .. math::
+
+        W H = D \\, \\mathrm{diag}(s) \\, C, \\qquad
+        C = P(w \\mid z), \\quad s / N = P(z), \\quad D = P(d \\mid z),
+
+    with the rows of ``C`` and the columns of ``D`` summing to one: after the
+    ``W`` half-step the document factor is split into ``D`` and ``s``, and
+    the topic half-step acts on ``diag(s) C`` before splitting it into ``s``
+    and ``C`` again.
+
+    Multiplicative KL updates are scale-equivariant, so from the same start
+    the product ``D diag(s) C`` equals :class:`KLNMF`'s ``W H`` after every
+    iteration, up to rounding (tested).  That answers the open problem (10)
+    of Zhang, Ding & Tang: normalizing the factors never changes the
+    solution *value* ``W H``, only how it is split into factors.  PLSI can
+    still reach a different ``W H``, because its EM updates both factors from
+    one posterior while NMF updates them one after the other.
+
+    Parameters
+    ----------
+    n_components : int, default=10
+        Number of topics.
+    init : {"random", "nndsvda", "custom"} or None, default=None
+        Start, as for :class:`KLNMF`; a custom ``(W, H)`` is rescaled into the
+        normalized form without changing ``W H``.
+    max_iter : int, default=200
+        Maximum number of iterations (and of fold-in sweeps in ``transform``).
+    tol : float, default=1e-4
+        Relative objective decrease below which the fit stops (see
+        :class:`KLNMF`).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the start.
+    verbose : int, default=0
+        Progress output level.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        ``C = P(w|z)``; each row sums to one.
+    p_z_ : ndarray of shape (n_components,)
+        ``P(z)``, the share of the training words explained by each topic.
+    p_d_given_z_ : ndarray of shape (n_samples, n_components)
+        ``D = P(d|z)`` for the training documents; each column sums to one.
+    embedding_ : ndarray of shape (n_samples, n_components)
+        ``D diag(s)``: the training documents' loadings, in the scale of
+        ``transform``'s output (``embedding_ @ components_`` estimates ``X``).
+    loss_ : float
+        Final objective ``D(X || W H)``.
+    loss_history_ : ndarray of shape (n_iter_ + 1,)
+        Objective at the start and after every iteration.
+    n_iter_ : int
+        Number of iterations run.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when available.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import NormalizedNMF
+    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
+    >>> model = NormalizedNMF(n_components=2, random_state=0).fit(X)
+    >>> np.allclose(model.components_.sum(axis=1), 1.0)
+    True
+    >>> round(float(model.p_z_.sum()), 6)
+    1.0
+    """
+
+    def _topic_step(self, H, stats):
+        # H is C (rows sum to one).  After the W half-step the document factor
+        # W splits as D diag(s) with s = its column sums; the topic half-step
+        # updates G = diag(s) C using D, then splits G into s' and C'.  The new
+        # document factor D diag(s') is W rescaled by s' / s.
+        s = stats["w_sum"]
+        s_safe = s + (s == 0)
+        G = mu_topic_update(s_safe[:, None] * H, stats["WtR"] / s_safe[:, None], s / s_safe)
+        C, s_new = normalize_rows(G)
+        return C, s_new / s_safe
