@@ -86,7 +86,9 @@ def _check_factor(A, shape, name, dtype):
     if not np.all(np.isfinite(A)):
         raise ValueError(f"The custom start {name} contains NaN or infinity.")
     if (A < 0).any():
-        raise ValueError(f"The custom start {name} has negative entries; it must be non-negative.")
+        raise ValueError(
+            f"The custom start {name} has negative entries; it must be non-negative."
+        )
     return A
 
 
@@ -250,6 +252,7 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
                 f"{type(self).__name__} did not converge in max_iter={self.max_iter} "
                 f"iterations (tol={self.tol}); increase max_iter or tol.",
                 ConvergenceWarning,
+                stacklevel=4,
             )
         self.n_iter_ = n_iter
         self.loss_history_ = np.asarray(history)
@@ -330,9 +333,9 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
             Xa = X if active.size == X.shape[0] else X[active]
             Wa = W[active]
             Wn = mu_update_w(ratio_at_nonzeros(Xa, Wa, H), Wa, H)
-            change = np.abs(
-                normalize_rows(Wn * h)[0] - normalize_rows(Wa * h)[0]
-            ).mean(axis=1)
+            change = np.abs(normalize_rows(Wn * h)[0] - normalize_rows(Wa * h)[0]).mean(
+                axis=1
+            )
             W[active] = Wn
             active = active[change >= self.tol]
         return W
@@ -405,7 +408,9 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         X = self._validate_X(X, reset=False)
         total = np.sum(X.data, dtype=np.float64)
         if total == 0:
-            raise ValueError("X contains no words (all entries are zero): nothing to score.")
+            raise ValueError(
+                "X contains no words (all entries are zero): nothing to score."
+            )
         H = self.components_.astype(X.dtype, copy=False)
         W = self._fold_in(X)
         y_nnz = product_at_nonzeros(X, W, H)

@@ -63,7 +63,7 @@ def product_at_nonzeros(X, W, H):
     Ht = np.ascontiguousarray(H.T)
     indptr, indices = X.indptr, X.indices
     bounds = _row_blocks(indptr, k)
-    for r0, r1 in zip(bounds[:-1], bounds[1:]):
+    for r0, r1 in zip(bounds[:-1], bounds[1:], strict=True):
         a, b = indptr[r0], indptr[r1]
         if a == b:
             continue
@@ -109,7 +109,9 @@ def kl_divergence_from_ratio(X, R, W, H):
     """
     log_term = np.sum(xlogy(X.data, R.data), dtype=np.float64)
     sum_x = np.sum(X.data, dtype=np.float64)
-    sum_y = float(np.dot(W.sum(axis=0, dtype=np.float64), H.sum(axis=1, dtype=np.float64)))
+    sum_y = float(
+        np.dot(W.sum(axis=0, dtype=np.float64), H.sum(axis=1, dtype=np.float64))
+    )
     return float(log_term - sum_x + sum_y)
 
 
@@ -136,7 +138,7 @@ def kl_divergence(X, W, H):
     >>> X = np.array([[1.0, 2.0], [3.0, 0.0]])
     >>> W, H = np.ones((2, 1)), np.array([[1.0, 1.0]])
     >>> round(kl_divergence(X, W, H), 6)
-    1.249125
+    2.682131
     """
     if sp.issparse(X):
         X = X.tocsr()

@@ -90,8 +90,8 @@ class KLNMF(_BaseTopicModel):
     >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> model = KLNMF(n_components=2, random_state=0)
     >>> W = model.fit_transform(X)
-    >>> W.argmax(axis=1)[0] != W.argmax(axis=1)[3]
-    np.True_
+    >>> bool(W.argmax(axis=1)[0] != W.argmax(axis=1)[3])
+    True
     >>> bool(np.all(np.diff(model.loss_history_) <= 1e-9))
     True
     """
@@ -120,7 +120,11 @@ class KLNMF(_BaseTopicModel):
         # The topic half-step uses the ratio of the *updated* W (alternating
         # updates); this is what makes NMF differ from PLSI's joint EM.
         R = ratio_at_nonzeros(X, W, H)
-        return W, {"loss": loss, "WtR": transposed_product(W, R), "w_sum": W.sum(axis=0)}
+        return W, {
+            "loss": loss,
+            "WtR": transposed_product(W, R),
+            "w_sum": W.sum(axis=0),
+        }
 
     def _topic_step(self, H, stats):
         return mu_topic_update(H, stats["WtR"], stats["w_sum"]), None
@@ -207,6 +211,8 @@ class NormalizedNMF(_ProbabilisticFactorsMixin, KLNMF):
         # document factor D diag(s') is W rescaled by s' / s.
         s = stats["w_sum"]
         s_safe = s + (s == 0)
-        G = mu_topic_update(s_safe[:, None] * H, stats["WtR"] / s_safe[:, None], s / s_safe)
+        G = mu_topic_update(
+            s_safe[:, None] * H, stats["WtR"] / s_safe[:, None], s / s_safe
+        )
         C, s_new = normalize_rows(G)
         return C, s_new / s_safe

@@ -98,8 +98,8 @@ class PLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
     >>> theta = model.fit_transform(X)          # P(z|d), rows sum to one
     >>> np.allclose(theta.sum(axis=1), 1.0)
     True
-    >>> theta.argmax(axis=1)[0] != theta.argmax(axis=1)[3]
-    np.True_
+    >>> bool(theta.argmax(axis=1)[0] != theta.argmax(axis=1)[3])
+    True
     """
 
     _parameter_constraints: dict = {

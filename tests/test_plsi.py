@@ -1,0 +1,169 @@
+"""PLSI: EM against a textbook reference, tempered EM, fold-in, paper 001's example."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose
+
+from sklearn_topicfac import KLNMF, PLSI
+from sklearn_topicfac._kernels import normalize_columns, normalize_rows
+
+
+def _planted(n=80, m=60, k=4, seed=0, dtype=np.float64, sparse=True):
+    rng = np.random.default_rng(seed)
+    theta = rng.dirichlet(np.full(k, 0.3), size=n)
+    phi = rng.dirichlet(np.full(m, 0.1), size=k)
+    X = rng.poisson(40 * theta @ phi).astype(dtype)
+    return sp.csr_matrix(X) if sparse else X
+
+
+def _tempered_em_reference(X, p_z, p_d_z, p_w_z, beta, n_steps):
+    """Hofmann's (tempered) EM with the full n x m x k posterior: tiny inputs only."""
+    for _ in range(n_steps):
+        joint = (p_z[None, None, :] * p_d_z[:, None, :] * p_w_z.T[None, :, :]) ** beta
+        weighted = X[:, :, None] * joint / joint.sum(axis=2, keepdims=True)
+        T = weighted.sum(axis=(0, 1))
+        p_z, p_d_z, p_w_z = (
+            T / X.sum(),
+            weighted.sum(axis=1) / T,
+            (weighted.sum(axis=0) / T).T,
+        )
+    return p_z, p_d_z, p_w_z
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.8])
+def test_plsi_iterates_equal_hofmanns_em(beta):
+    rng = np.random.default_rng(0)
+    X = rng.poisson(2.0, size=(9, 7)).astype(float)
+    k = 3
+    p_z = rng.dirichlet(np.ones(k))
+    p_d_z = rng.dirichlet(np.ones(9), size=k).T
+    p_w_z = rng.dirichlet(np.ones(7), size=k)
+    W0 = X.sum() * p_d_z * p_z
+    model = PLSI(k, beta=beta, init="custom", max_iter=6, tol=0).fit(X, W=W0, H=p_w_z)
+    ref_z, ref_dz, ref_wz = _tempered_em_reference(X, p_z, p_d_z, p_w_z, beta, 6)
+    assert_allclose(model.p_z_, ref_z, rtol=1e-10)
+    assert_allclose(model.p_d_given_z_, ref_dz, rtol=1e-10)
+    assert_allclose(model.components_, ref_wz, rtol=1e-10)
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_em_objective_never_increases(sparse, dtype):
+    X = _planted(sparse=sparse, dtype=dtype)
+    model = PLSI(5, init="random", random_state=0, max_iter=100, tol=0).fit(X)
+    history = model.loss_history_
+    # Rounding of a float64 sum of terms of total size ~ sum(X).
+    slack = 20 * np.finfo(dtype).eps * float(X.sum())
+    assert np.all(np.diff(history) <= slack)
+    assert history[-1] < 0.5 * history[0]
+
+
+def test_probabilities_are_normalized():
+    X = _planted()
+    model = PLSI(4, random_state=0).fit(X)
+    assert_allclose(model.components_.sum(axis=1), 1.0)
+    assert_allclose(model.p_d_given_z_.sum(axis=0), 1.0)
+    assert_allclose(model.p_z_.sum(), 1.0)
+    assert_allclose(model.embedding_.sum(axis=1), 1.0)
+    theta = model.transform(X)
+    assert_allclose(theta.sum(axis=1), 1.0)
+    assert_allclose(model.inverse_transform(theta).sum(axis=1), 1.0)
+
+
+def test_fold_in_is_em_on_topic_proportions():
+    # theta <- theta * (R @ C.T) / N_d with C fixed, from the uniform start;
+    # with tol=0 every document runs exactly max_iter sweeps.
+    X = _planted(n=20)
+    model = PLSI(4, random_state=0, max_iter=50).fit(X)
+    model.set_params(max_iter=7, tol=0)
+    C = model.components_
+    Xd = X.toarray()
+    n_d = Xd.sum(axis=1, keepdims=True)
+    theta = np.full((X.shape[0], 4), 0.25)
+    for _ in range(7):
+        R = np.divide(Xd, theta @ C, out=np.zeros_like(Xd), where=Xd > 0)
+        theta = theta * (R @ C.T) / n_d
+    assert_allclose(model.transform(X), theta, rtol=1e-10)
+
+
+def test_tempered_em_smooths_the_topic_proportions():
+    X = _planted()
+    plain = PLSI(4, random_state=0, max_iter=100, tol=0).fit(X)
+    tempered = PLSI(4, beta=0.7, random_state=0, max_iter=100, tol=0).fit(X)
+
+    # The tempered posterior is flatter, so training documents are spread
+    # over more topics; its fit (in the KL sense) is worse.
+    def entropy(p):
+        return -np.sum(p * np.log(np.maximum(p, 1e-300)), axis=1).mean()
+
+    assert entropy(tempered.embedding_) > entropy(plain.embedding_)
+    assert tempered.loss_ > plain.loss_
+    assert np.all(np.isfinite(tempered.components_))
+
+
+# Paper 001 (Ding, Li & Peng), "An Illustration of NMF/PLSI Difference":
+# X is 5 terms x 6 documents; C0 (terms x topics), S0, H0 (documents x topics).
+PAPER_X = np.array(
+    [
+        [0.048, 0.042, 0.047, 0.024, 0.029, 0.026],
+        [0.035, 0.040, 0.045, 0.016, 0.023, 0.029],
+        [0.031, 0.019, 0.031, 0.040, 0.045, 0.042],
+        [0.027, 0.023, 0.031, 0.032, 0.039, 0.045],
+        [0.047, 0.043, 0.035, 0.026, 0.021, 0.019],
+    ]
+)
+PAPER_C0 = np.array(
+    [[0.24, 0.20], [0.02, 0.27], [0.31, 0.16], [0.07, 0.26], [0.36, 0.11]]
+)
+PAPER_S0 = np.array([0.34, 0.66])
+PAPER_H0 = np.array(
+    [[0.18, 0.19], [0.15, 0.18], [0.15, 0.21], [0.18, 0.12], [0.18, 0.14], [0.16, 0.16]]
+)
+# The converged NMF solution printed in the paper.
+PAPER_NMF_C = np.array(
+    [[0.33, 0.14], [0.29, 0.12], [0.02, 0.33], [0.05, 0.29], [0.32, 0.11]]
+)
+PAPER_NMF_S = np.array([0.39, 0.61])
+PAPER_NMF_H = np.array(
+    [[0.27, 0.14], [0.28, 0.09], [0.25, 0.15], [0.07, 0.18], [0.06, 0.22], [0.06, 0.23]]
+)
+
+
+def _fit_worked_example(estimator):
+    # Our orientation is documents x terms: X = X_paper.T, the document
+    # factor is H0 S0 and the topic factor is C0.T.
+    model = estimator(2, init="custom", max_iter=5000, tol=0)
+    return model.fit(PAPER_X.T, W=PAPER_H0 * PAPER_S0, H=PAPER_C0.T)
+
+
+def test_worked_example_nmf_and_plsi_reach_different_factors_same_value():
+    nmf = _fit_worked_example(KLNMF)
+    plsi = _fit_worked_example(PLSI)
+    # Same objective value.
+    assert abs(nmf.loss_ - plsi.loss_) <= 1e-6 * nmf.loss_
+    # Different factors: compared in the same normalized form, they stay
+    # apart (by ~4.5e-3, far above the 1e-12 scale of further iteration).
+    nmf_C, nmf_s = normalize_rows(nmf.components_)
+    nmf_D, _ = normalize_columns(nmf.embedding_ * nmf_s)
+    assert np.abs(nmf_C - plsi.components_).max() > 1e-3
+    assert np.abs(nmf_D - plsi.p_d_given_z_).max() > 1e-3
+    # ...yet the same model W H: the value is unique, the split is not.
+    plsi_WH = (plsi.p_d_given_z_ * plsi.p_z_) @ plsi.components_
+    assert_allclose(nmf.embedding_ @ nmf.components_, plsi_WH, atol=1e-12)
+    # Same clustering of the six documents: {1, 2, 3} versus {4, 5, 6}.
+    for labels in (nmf.embedding_.argmax(axis=1), plsi.embedding_.argmax(axis=1)):
+        assert len(set(labels[:3])) == 1 and len(set(labels[3:])) == 1
+        assert labels[0] != labels[3]
+
+
+def test_worked_example_nmf_matches_the_printed_solution():
+    # The paper prints two decimals of factors computed from an X printed
+    # with three, so agreement is expected to about 0.005 plus the effect of
+    # X's rounding; we see at most 0.0055.
+    nmf = _fit_worked_example(KLNMF)
+    C, s = normalize_rows(nmf.components_)
+    D, s_col = normalize_columns(nmf.embedding_ * s)
+    assert_allclose(C.T, PAPER_NMF_C, atol=0.006)
+    assert_allclose(s_col / s_col.sum(), PAPER_NMF_S, atol=0.006)
+    assert_allclose(D, PAPER_NMF_H, atol=0.006)
