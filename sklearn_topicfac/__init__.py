@@ -6,9 +6,10 @@ one set of update kernels (``sklearn_topicfac._kernels``) and one base class
 (``sklearn_topicfac._base``).
 """
 
+from ._joint import JointNMF
 from ._klnmf import KLNMF, NormalizedNMF
 from ._plsi import PLSI
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["KLNMF", "NormalizedNMF", "PLSI", "__version__"]
+__all__ = ["JointNMF", "KLNMF", "NormalizedNMF", "PLSI", "__version__"]

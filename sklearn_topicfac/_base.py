@@ -13,7 +13,7 @@ An estimator supplies its mathematics through four hooks:
     the per-document part of one iteration: returns the updated document
     factor for these rows and a dict of statistics that are *sums over
     documents* (always including ``"loss"``, the objective of the incoming
-    state restricted to these rows);
+    state restricted to these rows, as computed by ``_objective``);
 ``_topic_step(H, stats)``
     the topic update from the summed statistics: returns the new ``H`` and an
     optional per-topic rescaling of the document factor (or ``None``);
@@ -215,8 +215,16 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
             W = W * doc_scale[None, :]
         return W, H, stats["loss"]
 
+    def _objective(self, X, R, W, H):
+        """Objective of the state ``(W, H)`` on rows ``X``, given ``R = X / (W H)``.
+
+        Additive over row blocks.  The generalized KL divergence by default;
+        estimators with a penalty or a rescaled model override it.
+        """
+        return kl_divergence_from_ratio(X, R, W, H)
+
     def _loss(self, X, W, H):
-        return kl_divergence_from_ratio(X, ratio_at_nonzeros(X, W, H), W, H)
+        return self._objective(X, ratio_at_nonzeros(X, W, H), W, H)
 
     def _fit(self, X, W=None, H=None):
         X = self._validate_X(X, reset=True)

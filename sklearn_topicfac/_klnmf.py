@@ -2,7 +2,6 @@
 
 from ._base import _BaseTopicModel, _ProbabilisticFactorsMixin
 from ._kernels import (
-    kl_divergence_from_ratio,
     mu_topic_update,
     mu_update_w,
     normalize_rows,
@@ -115,7 +114,7 @@ class KLNMF(_BaseTopicModel):
 
     def _doc_step(self, X, W, H):
         R = ratio_at_nonzeros(X, W, H)
-        loss = kl_divergence_from_ratio(X, R, W, H)
+        loss = self._objective(X, R, W, H)
         W = mu_update_w(R, W, H)
         # The topic half-step uses the ratio of the *updated* W (alternating
         # updates); this is what makes NMF differ from PLSI's joint EM.

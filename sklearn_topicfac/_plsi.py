@@ -8,7 +8,6 @@ from ._base import _BaseTopicModel, _ProbabilisticFactorsMixin
 from ._kernels import (
     em_topic_update,
     em_update_w,
-    kl_divergence_from_ratio,
     normalize_rows,
     ratio_at_nonzeros,
     transposed_product,
@@ -128,7 +127,7 @@ class PLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
 
     def _doc_step(self, X, W, H):
         R = ratio_at_nonzeros(X, W, H)
-        loss = kl_divergence_from_ratio(X, R, W, H)
+        loss = self._objective(X, R, W, H)
         if self.beta != 1:
             # The tempered posterior is proportional to (W_dz H_zw) ** beta;
             # the EM formulas keep their form on the powered factors.

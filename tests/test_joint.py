@@ -1,0 +1,132 @@
+"""JointNMF: paper 002's lemmas, the PLSI equivalence, one ratio per iteration."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose
+
+from sklearn_topicfac import PLSI, JointNMF
+from sklearn_topicfac import _kernels as K
+
+
+def _planted(n=80, m=60, k=4, seed=0, dtype=np.float64, sparse=True):
+    rng = np.random.default_rng(seed)
+    theta = rng.dirichlet(np.full(k, 0.3), size=n)
+    phi = rng.dirichlet(np.full(m, 0.1), size=k)
+    X = rng.poisson(40 * theta @ phi).astype(dtype)
+    return sp.csr_matrix(X) if sparse else X
+
+
+def _normalized_start(X, k, seed=1):
+    """H rows sum to one, W rows sum to the document lengths."""
+    rng = np.random.default_rng(seed)
+    H = K.normalize_rows(rng.random((k, X.shape[1])) + 0.1)[0]
+    theta = K.normalize_rows(rng.random((X.shape[0], k)) + 0.1)[0]
+    return theta * np.asarray(X.sum(axis=1)), H
+
+
+@pytest.mark.parametrize(
+    "params", [{"normalize": "components"}, {"normalize": "both"}, {"alpha": 0.5}]
+)
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_objective_never_increases(params, sparse, dtype):
+    X = _planted(sparse=sparse, dtype=dtype)
+    model = JointNMF(5, init="random", random_state=0, max_iter=80, tol=0, **params)
+    model.fit(X)
+    history = model.loss_history_
+    # Rounding of a float64 sum of terms of total size ~ sum(X).
+    slack = 20 * np.finfo(dtype).eps * float(X.sum())
+    assert np.all(np.diff(history) <= slack)
+    assert history[-1] < 0.5 * history[0]
+
+
+def test_reported_objective_is_the_model_divergence():
+    X = _planted()
+    comp = JointNMF(4, alpha=0.3, random_state=0, max_iter=20, tol=0).fit(X)
+    W = comp.embedding_
+    expected = K.kl_divergence(X, W, comp.components_) + 0.3 * W.sum()
+    assert_allclose(comp.loss_, expected, rtol=1e-10)
+    both = JointNMF(4, normalize="both", random_state=0, max_iter=20, tol=0).fit(X)
+    n_d = np.asarray(X.sum(axis=1))
+    expected = K.kl_divergence(X, n_d * both.embedding_, both.components_)
+    assert_allclose(both.loss_, expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("alpha", [0.1, 1.0, 5.0])
+def test_lemma_6_1_l1_penalty_only_rescales_the_document_factor(alpha):
+    # Paper 002, Lemma 6.1: with normalized topics, the L1 penalty scales W
+    # by 1 / (1 + alpha) at every iteration and induces no sparsity.
+    X = _planted()
+    W0, H0 = _normalized_start(X, 4)
+    for n_iter in (1, 2, 5, 30):
+        plain = JointNMF(4, init="custom", max_iter=n_iter, tol=0).fit(X, W=W0, H=H0)
+        pen = JointNMF(4, alpha=alpha, init="custom", max_iter=n_iter, tol=0)
+        pen.fit(X, W=W0, H=H0)
+        assert_allclose(pen.components_, plain.components_, rtol=1e-10)
+        assert_allclose(pen.embedding_ * (1 + alpha), plain.embedding_, rtol=1e-10)
+        small = plain.embedding_ < 1e-3 * plain.embedding_.max()
+        assert np.array_equal(pen.embedding_ < 1e-3 * pen.embedding_.max(), small)
+
+
+def test_lemma_b_1_both_normalizations_give_the_same_iterates():
+    # Paper 002, Lemma B.1: from normalized starts, Alg. 4 and Alg. 6 give
+    # the same topics at every iteration; W differs by the document lengths.
+    X = _planted()
+    W0, H0 = _normalized_start(X, 4)
+    n_d = np.asarray(X.sum(axis=1))
+    for n_iter in (1, 3, 10, 40):
+        comp = JointNMF(4, init="custom", max_iter=n_iter, tol=0).fit(X, W=W0, H=H0)
+        both = JointNMF(4, normalize="both", init="custom", max_iter=n_iter, tol=0)
+        both.fit(X, W=W0 / n_d, H=H0)
+        assert_allclose(both.components_, comp.components_, rtol=1e-10)
+        assert_allclose(both.embedding_ * n_d, comp.embedding_, rtol=1e-10)
+        assert_allclose(both.loss_history_, comp.loss_history_, rtol=1e-10)
+
+
+def test_joint_updates_with_normalized_topics_are_plsi():
+    # Paper 002: NMF with normalized topics and joint updates is PLSA.
+    X = _planted()
+    W0, H0 = _normalized_start(X, 4)
+    for n_iter in (1, 7, 25):
+        joint = JointNMF(4, init="custom", max_iter=n_iter, tol=0).fit(X, W=W0, H=H0)
+        plsi = PLSI(4, init="custom", max_iter=n_iter, tol=0).fit(X, W=W0, H=H0)
+        assert_allclose(joint.components_, plsi.components_, rtol=1e-12)
+        assert_allclose(joint.loss_history_, plsi.loss_history_, rtol=1e-12)
+        assert_allclose(K.normalize_rows(joint.embedding_)[0], plsi.embedding_)
+
+
+@pytest.mark.parametrize("normalize", ["components", "both"])
+def test_one_evaluation_of_wh_per_iteration(monkeypatch, normalize):
+    X = _planted()
+    calls = []
+    original = K.product_at_nonzeros
+
+    def counting(*args):
+        calls.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(K, "product_at_nonzeros", counting)
+    counts = []
+    for n_iter in (5, 6, 10):
+        calls.clear()
+        JointNMF(3, normalize=normalize, random_state=0, max_iter=n_iter, tol=0).fit(X)
+        counts.append(len(calls))
+    # The fit costs one evaluation per iteration plus one for the final
+    # objective (the ratio of each iteration also gives the objective of
+    # the state it starts from).
+    assert counts[1] - counts[0] == 1
+    assert counts[2] - counts[0] == 5
+    assert counts[0] == 5 + 1
+
+
+def test_alpha_with_both_normalizations_is_rejected():
+    with pytest.raises(ValueError, match="alpha > 0 has no effect"):
+        JointNMF(2, normalize="both", alpha=0.1).fit(_planted())
+
+
+def test_transform_scales_match_the_training_factor():
+    X = _planted(n=50, m=40, k=3, seed=5)
+    for params in ({"alpha": 0.5}, {"normalize": "both"}):
+        model = JointNMF(3, random_state=0, max_iter=3000, tol=1e-12, **params).fit(X)
+        assert_allclose(model.transform(X), model.embedding_, rtol=1e-4, atol=1e-7)
