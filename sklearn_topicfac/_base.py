@@ -181,8 +181,12 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         """Non-negative double SVD start (Boutsidis & Gallopoulos, 2008).
 
         Each singular pair is split into its positive and negative parts and
-        the dominant part is kept; zeros are then filled with the mean of X
-        (the "a" variant) so that multiplicative updates can move them.
+        the dominant part is kept; zeros are then filled with a small
+        positive value so that multiplicative updates can move them (the "a"
+        variant).  The fill is ``sqrt(mean(X) / k)``, the scale of one factor
+        entry when ``W @ H`` has the mean of X -- filling both factors with
+        ``mean(X)`` itself, as scikit-learn does, puts ``W @ H`` at
+        ``mean(X) ** 2`` and overflows float32 on large values.
         """
         k = self.n_components
         U, S, Vt = randomized_svd(X, k, random_state=self.random_state)
@@ -201,7 +205,7 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
                 W[:, j] = scale * u / nu
                 H[j] = scale * v / nv
         mean = X.sum(dtype=np.float64) / (X.shape[0] * X.shape[1])
-        fill = X.dtype.type(mean if mean > 0 else 1.0)
+        fill = X.dtype.type(np.sqrt(mean / k) if mean > 0 else 1.0)
         W[W == 0] = fill
         H[H == 0] = fill
         return W, H

@@ -106,8 +106,14 @@ def kl_divergence_from_ratio(X, R, W, H):
 
     where ``sum(W H) = W.sum(0) @ H.sum(1)`` costs O((n + m) k).  Returned as a
     Python float accumulated in float64 (a scalar, not a float64 copy of data).
+
+    A ratio that underflowed to zero at a positive entry is read as the
+    smallest normal number: the true term ``X log(X / Y)`` is then between
+    ``-X log(1 / tiny)`` and 0 with ``X < tiny * Y``, so the error is below
+    ``tiny * sum(Y) / e`` instead of an infinite objective.
     """
-    log_term = np.sum(xlogy(X.data, R.data), dtype=np.float64)
+    tiny = np.finfo(R.dtype).tiny
+    log_term = np.sum(xlogy(X.data, np.maximum(R.data, tiny)), dtype=np.float64)
     sum_x = np.sum(X.data, dtype=np.float64)
     sum_y = float(
         np.dot(W.sum(axis=0, dtype=np.float64), H.sum(axis=1, dtype=np.float64))
@@ -161,6 +167,19 @@ def transposed_product(W, R):
     return np.asarray((R.T @ W).T)
 
 
+def _multiply_keeping_zeros(A, B):
+    """``A * B`` in which a zero of ``A`` stays zero.
+
+    Multiplicative updates never revive a zero entry.  In floating point the
+    other factor can overflow to ``inf`` exactly there (a ratio taken at a
+    model value that underflowed), and ``0 * inf`` would be NaN.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        P = A * B
+    P[A == 0] = 0
+    return P
+
+
 def _nonzero(d):
     # A zero denominator only occurs where the numerator is zero too (a dead
     # topic or document), so dividing by 1 there keeps 0 without NaN.
@@ -173,7 +192,8 @@ def mu_update_w(R, W, H):
     ``W_new = W * (R @ H.T) / H.sum(1)``.  After it, the row sums of
     ``W_new @ H`` equal the row sums of ``X`` (paper 001, Prop. 3).
     """
-    return W * np.asarray(R @ H.T) / _nonzero(H.sum(axis=1))[None, :]
+    RHt = np.asarray(R @ H.T)
+    return _multiply_keeping_zeros(W, RHt) / _nonzero(H.sum(axis=1))[None, :]
 
 
 def mu_topic_update(H, WtR, w_sum):
@@ -182,7 +202,7 @@ def mu_topic_update(H, WtR, w_sum):
     ``WtR = W.T @ R`` and ``w_sum = W.sum(0)``, both sums over documents, so
     this is the reduce step of a map-reduce over document blocks.
     """
-    return H * WtR / _nonzero(w_sum)[:, None]
+    return _multiply_keeping_zeros(H, WtR) / _nonzero(w_sum)[:, None]
 
 
 def mu_update_h(R, W, H):
@@ -202,13 +222,13 @@ def em_update_w(R, W, H):
     ``P(z) P(d|z)`` times ``N``: the column sums of the result are the
     expected topic counts ``T_z = sum_{d,w} X_dw P(z|d,w)``.
     """
-    return W * np.asarray(R @ H.T)
+    return _multiply_keeping_zeros(W, np.asarray(R @ H.T))
 
 
 def em_topic_update(H, WtR):
     """PLSI M-step for ``P(w|z)`` from summed statistics: rows of ``H * WtR``
     normalized to sum to one."""
-    return normalize_rows(H * WtR)[0]
+    return normalize_rows(_multiply_keeping_zeros(H, WtR))[0]
 
 
 def em_step(R, W, H):
