@@ -2,19 +2,11 @@
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from _corpora import planted_counts as _planted
 from numpy.testing import assert_allclose
 
 from sklearn_topicfac import PLSI, JointNMF
 from sklearn_topicfac import _kernels as K
-
-
-def _planted(n=80, m=60, k=4, seed=0, dtype=np.float64, sparse=True):
-    rng = np.random.default_rng(seed)
-    theta = rng.dirichlet(np.full(k, 0.3), size=n)
-    phi = rng.dirichlet(np.full(m, 0.1), size=k)
-    X = rng.poisson(40 * theta @ phi).astype(dtype)
-    return sp.csr_matrix(X) if sparse else X
 
 
 def _normalized_start(X, k, seed=1):

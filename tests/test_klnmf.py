@@ -2,25 +2,13 @@
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from _corpora import planted_counts as _planted
+from _corpora import random_start as _start
 from numpy.testing import assert_allclose
 from sklearn.decomposition import NMF
 
 from sklearn_topicfac import KLNMF, NormalizedNMF
 from sklearn_topicfac._kernels import kl_divergence
-
-
-def _planted(n=80, m=60, k=4, seed=0, dtype=np.float64, sparse=True):
-    rng = np.random.default_rng(seed)
-    theta = rng.dirichlet(np.full(k, 0.3), size=n)
-    phi = rng.dirichlet(np.full(m, 0.1), size=k)
-    X = rng.poisson(40 * theta @ phi).astype(dtype)
-    return sp.csr_matrix(X) if sparse else X
-
-
-def _start(X, k, seed=1):
-    rng = np.random.default_rng(seed)
-    return rng.random((X.shape[0], k)) + 0.1, rng.random((k, X.shape[1])) + 0.1
 
 
 @pytest.mark.parametrize("sparse", [True, False])

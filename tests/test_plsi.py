@@ -2,19 +2,11 @@
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from _corpora import planted_counts as _planted
 from numpy.testing import assert_allclose
 
 from sklearn_topicfac import KLNMF, PLSI
 from sklearn_topicfac._kernels import normalize_columns, normalize_rows
-
-
-def _planted(n=80, m=60, k=4, seed=0, dtype=np.float64, sparse=True):
-    rng = np.random.default_rng(seed)
-    theta = rng.dirichlet(np.full(k, 0.3), size=n)
-    phi = rng.dirichlet(np.full(m, 0.1), size=k)
-    X = rng.poisson(40 * theta @ phi).astype(dtype)
-    return sp.csr_matrix(X) if sparse else X
 
 
 def _tempered_em_reference(X, p_z, p_d_z, p_w_z, beta, n_steps):

@@ -1,0 +1,19 @@
+"""Small generated corpora shared by the estimator tests (no files needed)."""
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def planted_counts(n=80, m=60, k=4, seed=0, dtype=np.float64, sparse=True):
+    """Poisson counts from a planted topic model: sparse topics, mixed documents."""
+    rng = np.random.default_rng(seed)
+    theta = rng.dirichlet(np.full(k, 0.3), size=n)
+    phi = rng.dirichlet(np.full(m, 0.1), size=k)
+    X = rng.poisson(40 * theta @ phi).astype(dtype)
+    return sp.csr_matrix(X) if sparse else X
+
+
+def random_start(X, k, seed=1):
+    """A positive (W, H) start, the same for every estimator under test."""
+    rng = np.random.default_rng(seed)
+    return rng.random((X.shape[0], k)) + 0.1, rng.random((k, X.shape[1])) + 0.1
