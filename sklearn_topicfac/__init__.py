@@ -6,10 +6,23 @@ one set of update kernels (``sklearn_topicfac._kernels``) and one base class
 (``sklearn_topicfac._base``).
 """
 
+from ._hybrid import HybridNMFPLSI
 from ._joint import JointNMF
 from ._klnmf import KLNMF, NormalizedNMF
+from ._lda import LDAVI, GammaPoissonVI
 from ._plsi import PLSI
+from ._simplex import SimplexPLSA
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["JointNMF", "KLNMF", "NormalizedNMF", "PLSI", "__version__"]
+__all__ = [
+    "GammaPoissonVI",
+    "HybridNMFPLSI",
+    "JointNMF",
+    "KLNMF",
+    "LDAVI",
+    "NormalizedNMF",
+    "PLSI",
+    "SimplexPLSA",
+    "__version__",
+]

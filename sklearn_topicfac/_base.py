@@ -37,18 +37,20 @@ from sklearn.base import (
     TransformerMixin,
     _fit_context,
 )
+from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import randomized_svd
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._completion import completion_log_likelihood, completion_split
 from ._kernels import (
     kl_divergence_from_ratio,
     mu_update_w,
     normalize_columns,
     normalize_rows,
-    product_at_nonzeros,
     ratio_at_nonzeros,
 )
 
@@ -68,6 +70,18 @@ def _to_csr(X):
         X.sum_duplicates()
         X.eliminate_zeros()
     return X
+
+
+def _length_order(X):
+    """Permutation sorting the rows of CSR ``X`` by number of entries, or None.
+
+    ``None`` when the rows are sorted already.  The sort is stable, so
+    documents of equal length keep their relative order.
+    """
+    lengths = np.diff(X.indptr)
+    if np.all(lengths[1:] >= lengths[:-1]):
+        return None
+    return np.argsort(lengths, kind="stable")
 
 
 def _check_factor(A, shape, name, dtype):
@@ -92,17 +106,37 @@ def _check_factor(A, shape, name, dtype):
     return A
 
 
+# Smoothing added to the K-means assignment indicator (Ding, Li & Peng, 2006):
+# a 0/1 start would pin most entries at zero under multiplicative updates.
+_KMEANS_SMOOTHING = 0.2
+
+
+def _kmeans_labels(X, n_clusters, random_state):
+    """K-means clustering of the documents by their term profiles.
+
+    The rows are scaled to unit Euclidean norm first, so documents are
+    compared by the cosine of their count vectors, not by their lengths.
+    One k-means++ run (``n_init=1``): the seed is the only source of variation.
+    This is the clustering ``init="kmeans"`` starts from.
+    """
+    model = KMeans(n_clusters=n_clusters, n_init=1, random_state=random_state)
+    return model.fit_predict(normalize(X))
+
+
 class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared plumbing of the KL topic factorizations (not for direct use)."""
 
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "init": [StrOptions({"random", "nndsvda", "custom"}), None],
+        "init": [StrOptions({"random", "nndsvda", "kmeans", "custom"}), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
+
+    # What ``init=None`` means when that start is feasible (else "random").
+    _default_init = "nndsvda"
 
     # ------------------------------------------------------------------ hooks
     def _prepare_start(self, W, H):
@@ -121,6 +155,21 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     def _doc_output(self, W):
         """Map a count-scale fold-in factor to what ``transform`` returns."""
         return W
+
+    def _topic_mixture(self, X):
+        """``P(z|d)`` of the documents ``X`` folded in, and the topics ``P(w|z)``.
+
+        Both row-stochastic, so that ``P(w|d) = P(z|d) @ P(w|z)``; this is
+        what ``score`` evaluates.  The default reads the count-scale fold-in
+        ``W`` and topics ``H`` as ``W @ H = diag(N_d) P(z|d) P(w|z)``; a
+        document without words gets the uniform mixture.  Estimators whose
+        fold-in has another scale (LDA's ``gamma``) override it.
+        """
+        H = self.components_.astype(X.dtype, copy=False)
+        phi, h = normalize_rows(H)
+        theta, n_d = normalize_rows(self._fold_in(X) * h)
+        theta[n_d == 0] = 1 / H.shape[0]
+        return theta, phi
 
     # ------------------------------------------------------------ validation
     def _validate_X(self, X, reset):
@@ -152,12 +201,21 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
                 f"{init!r}; set init='custom' to start from them."
             )
         if init is None:
-            init = "nndsvda" if k <= min(n, m) else "random"
+            init = self._default_init
+            if k > (n if init == "kmeans" else min(n, m)):
+                init = "random"
         if init == "custom":
             W = _check_factor(W, (n, k), "W", X.dtype)
             H = _check_factor(H, (k, m), "H", X.dtype)
         elif init == "random":
             W, H = self._random_start(X)
+        elif init == "kmeans":
+            if k > n:
+                raise ValueError(
+                    f"init='kmeans' needs n_components <= n_samples = {n} "
+                    f"(one cluster per topic), got {k}; use init='random'."
+                )
+            W, H = self._kmeans_start(X)
         else:
             if k > min(n, m):
                 raise ValueError(
@@ -210,6 +268,42 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         H[H == 0] = fill
         return W, H
 
+    def _kmeans_start(self, X):
+        """Smoothed K-means start (Ding, Li & Peng, 2006).
+
+        K-means clusters the documents (see ``_kmeans_labels``).  The
+        assignment indicator plus 0.2 smoothing, normalized per document,
+        gives the topic proportions, and each cluster's summed counts (its
+        centroid up to scale), normalized per topic, give the topics:
+
+        .. math::
+
+            P(z \\mid d) \\propto [d \\in z] + 0.2, \\qquad
+            P(w \\mid z) \\propto \\sum_{d \\in z} X_{dw} + \\epsilon_w .
+
+        In count scale ``W = N_d P(z|d)`` and ``H = P(w|z)``, so ``W @ H``
+        has the row sums of ``X`` and the start means the same for every
+        estimator (``_prepare_start`` maps it to the estimator's
+        parametrization).  ``epsilon_w`` is ``1e-3`` times the corpus
+        frequency of ``w`` spread over the clusters: a term absent from a
+        cluster would otherwise stay at exactly zero in that topic forever
+        under multiplicative updates.
+        """
+        n = X.shape[0]
+        k = self.n_components
+        labels = _kmeans_labels(X, k, self.random_state)
+        A = np.full((n, k), _KMEANS_SMOOTHING, dtype=X.dtype)
+        A[np.arange(n), labels] += 1
+        n_d = np.asarray(X.sum(axis=1), dtype=X.dtype).ravel()
+        W = normalize_rows(A)[0] * n_d[:, None]
+        indicator = sp.csr_matrix(
+            (np.ones(n, dtype=X.dtype), (np.arange(n), labels)), shape=(n, k)
+        )
+        cluster_counts = np.asarray((indicator.T @ X).todense())
+        floor = 1e-3 / k * cluster_counts.sum(axis=0)
+        H = normalize_rows(cluster_counts + floor[None, :])[0]
+        return W, H.astype(X.dtype, copy=False)
+
     # ------------------------------------------------------------- fit loop
     def _iterate(self, X, W, H):
         """One full iteration; returns (W, H, objective of the incoming state)."""
@@ -230,10 +324,24 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     def _loss(self, X, W, H):
         return self._objective(X, ratio_at_nonzeros(X, W, H), W, H)
 
-    def _fit(self, X, W=None, H=None):
-        X = self._validate_X(X, reset=True)
-        W, H = self._initialize(X, W, H)
+    def _run_iterations(self, X, W, H):
+        """Iterate the hooks from ``(W, H)`` until convergence or ``max_iter``.
+
+        Returns ``(W, H, history, n_iter, converged)``; ``history`` holds the
+        objective of the start and after every iteration.  Composite
+        estimators run one phase with each component's hooks through this.
+        """
         start = time.perf_counter()
+        # The default iteration is a map-reduce over the documents, so their
+        # order is free: iterating on them sorted by length puts documents of
+        # equal length next to each other, which is what makes the sampled
+        # products batched (see `product_at_nonzeros`).  An estimator with its
+        # own `_iterate` (online mini-batches) keeps the given order.
+        order = None
+        if type(self)._iterate is _BaseTopicModel._iterate:
+            order = _length_order(X)
+        if order is not None:
+            X, W = X[order], W[order]
         history = []
         converged = False
         n_iter = 0
@@ -253,12 +361,21 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
                     converged = True
                     break
         history.append(self._loss(X, W, H))
+        if order is not None:
+            W_sorted, W = W, np.empty_like(W)
+            W[order] = W_sorted
         if self.verbose:
             print(
                 f"[{type(self).__name__}] {'converged' if converged else 'stopped'} "
                 f"after {n_iter} iterations, objective {history[-1]:.6e} "
                 f"({time.perf_counter() - start:.2f} s)"
             )
+        return W, H, history, n_iter, converged
+
+    def _fit(self, X, W=None, H=None):
+        X = self._validate_X(X, reset=True)
+        W, H = self._initialize(X, W, H)
+        W, H, history, n_iter, converged = self._run_iterations(X, W, H)
         if not converged and self.tol > 0:
             warnings.warn(
                 f"{type(self).__name__} did not converge in max_iter={self.max_iter} "
@@ -334,6 +451,11 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         """
         H = self.components_.astype(X.dtype, copy=False)
         h = H.sum(axis=1)
+        # Documents are independent here: sorted by length (and kept sorted
+        # as finished ones drop out), the sampled products are batched.
+        order = _length_order(X)
+        if order is not None:
+            X = X[order]
         n_d = np.asarray(X.sum(axis=1)).ravel()
         total = h.sum()
         W = np.repeat((n_d / (total if total > 0 else 1))[:, None], H.shape[0], axis=1)
@@ -350,6 +472,9 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
             )
             W[active] = Wn
             active = active[change >= self.tol]
+        if order is not None:
+            W_sorted, W = W, np.empty_like(W)
+            W[order] = W_sorted
         return W
 
     def transform(self, X):
@@ -391,46 +516,105 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         return X @ self.components_
 
     def score(self, X, y=None):
-        """Average log-likelihood per word of ``X`` under the fitted model.
+        """Held-out document-completion log-likelihood per word (higher is better).
 
-        Each document is folded in (``components_`` fixed) and its words are
-        scored under the resulting mixture ``P(w|d) = sum_z P(z|d) P(w|z)``:
+        The score of a fitted topic model on documents it has not seen, the
+        same definition for every estimator of the package:
+
+        1. **Split.**  Each document's words are split in two by binomial
+           thinning: each of the :math:`X_{dw}` tokens is held out with
+           probability 1/2, so :math:`X = X^{obs} + X^{held}`.  The coin flips
+           are a hash of the seed, the document's content and the term: the
+           split is deterministic and a document is split the same way
+           whatever other documents come with it.  The seed is
+           ``random_state`` when it is an int, else 0.  (A non-integer entry
+           has no tokens: its fractional part goes, whole, to one side.)
+        2. **Fold in** on the observed part, with ``components_`` fixed,
+           exactly as ``transform`` does: topic proportions
+           :math:`\\hat\\theta_d = P(z \\mid X^{obs}_d)` (a document with no
+           observed word gets the uniform mixture).
+        3. **Score** the held-out part under the folded-in mixture:
 
         .. math::
 
-            \\frac{\\sum_{d,w} X_{dw} \\log P(w \\mid d)}{\\sum_{d,w} X_{dw}}
+            \\mathrm{score}(X) = \\frac{\\sum_{d,w} X^{held}_{dw} \\log
+            \\sum_z \\hat\\theta_{dz} \\, P(w \\mid z)}
+            {\\sum_{d,w} X^{held}_{dw}}
 
-        Higher is better; the same definition holds for every estimator of
-        the package.  Probabilities are floored at the smallest normal number
-        of the dtype, so a word no topic can emit gives a very low, finite
-        score.
+        Under a Poisson (or multinomial) model, thinning gives two parts that
+        are independent given the document's word distribution, so the
+        held-out words test what the observed words taught the model -- a
+        model with too many topics fits the observed half too closely and
+        predicts the other half worse.  That is what makes the score usable
+        to choose ``n_components`` (``GridSearchCV``'s default scoring),
+        unlike the in-sample likelihood, which keeps improving with k.
+
+        A probability is floored at the smallest normal float64, so a word
+        the model cannot emit (e.g. a term absent from the training data, for
+        the maximum-likelihood estimators) costs about 708 nats instead of
+        an infinite penalty.  ``perplexity(X)`` is ``exp(-score(X))``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative data.
+            Non-negative counts, typically documents not used in ``fit``.
         y : Ignored
             Not used, present for API consistency.
 
         Returns
         -------
         score : float
+            Average log-probability of a held-out word, at most 0.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has no word, or too few for any to be held out.
         """
+        log_likelihood, n_words = self._completion_log_likelihood(X)
+        return log_likelihood / n_words
+
+    def perplexity(self, X):
+        """Held-out document-completion perplexity: ``exp(-score(X))``.
+
+        .. math::
+
+            \\exp\\Big(-\\frac{\\sum_{d,w} X^{held}_{dw} \\log
+            \\sum_z \\hat\\theta_{dz} P(w \\mid z)}
+            {\\sum_{d,w} X^{held}_{dw}}\\Big)
+
+        with the split and the fold-in of :meth:`score`.  Lower is better; it
+        is the size of a vocabulary from which a uniform choice would predict
+        the held-out words as well as the model does.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts.
+
+        Returns
+        -------
+        perplexity : float
+        """
+        return float(np.exp(-self.score(X)))
+
+    def _completion_log_likelihood(self, X):
+        """Summed held-out log-likelihood of ``X`` and the number of held-out words."""
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        total = np.sum(X.data, dtype=np.float64)
-        if total == 0:
+        if np.sum(X.data, dtype=np.float64) == 0:
             raise ValueError(
                 "X contains no words (all entries are zero): nothing to score."
             )
-        H = self.components_.astype(X.dtype, copy=False)
-        W = self._fold_in(X)
-        y_nnz = product_at_nonzeros(X, W, H)
-        doc_total = W @ H.sum(axis=1)
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        tiny = np.finfo(y_nnz.dtype).tiny
-        log_p = np.log(np.maximum(y_nnz / doc_total[rows], tiny))
-        return float(np.sum(X.data * log_p, dtype=np.float64) / total)
+        seed = self.random_state if isinstance(self.random_state, Integral) else 0
+        X_observed, X_held_out = completion_split(X, seed)
+        if X_held_out.nnz == 0:
+            raise ValueError(
+                "X has too few words to score: the held-out half of its words "
+                "is empty (score a larger sample of documents)."
+            )
+        theta, phi = self._topic_mixture(X_observed)
+        return completion_log_likelihood(X_held_out, theta, phi)
 
     @property
     def _n_features_out(self):

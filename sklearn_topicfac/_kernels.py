@@ -13,27 +13,231 @@ allocates at most O(nnz + (n_samples + n_features) * k) memory, and never
 modifies its arguments.  Validation lives in the estimators, not here.
 """
 
+import contextvars
+import threading
+import time
+from functools import partial
+
+import joblib
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import xlogy
+from scipy.special import gammaln, psi, xlogy
 
-# Elements of the (nnz, k) gather temporaries built per chunk of the sampled
-# product.  Bounds the extra memory of `product_at_nonzeros` to a few MiB
-# whatever the size of X, while keeping chunks large enough that the Python
-# loop overhead is negligible.
-_CHUNK_ELEMENTS = 1 << 19
+# Elements of the (nnz, k) gather temporaries built per unit of work of the
+# sampled product, for 4-byte floats (half as many for 8-byte floats).
+# Bounds the extra memory of `product_at_nonzeros` to about 1 MiB per thread
+# whatever the size of X: small enough that a unit's temporaries stay in a
+# core's L2 cache, large enough that the Python loop overhead is negligible.
+_CHUNK_ELEMENTS = 1 << 17
+
+# Entries of a run of consecutive rows of equal length from which the run is
+# computed as one batched matrix-vector product (below it, a plain gather).
+_MIN_SLAB = 1 << 9
+
+# Work (stored entries times k) below which a kernel stays on one thread:
+# starting a thread costs ~50 us, a few hundred thousand multiply-adds.
+_MIN_PARALLEL_WORK = 1 << 21
 
 
-def _row_blocks(indptr, k):
-    """Row boundaries splitting a CSR matrix into blocks of ~equal nnz * k."""
+def _default_n_threads():
+    return max(1, min(joblib.cpu_count(), 8))
+
+
+# Threads the kernels may use.  Work is split into row ranges or units that
+# the threads share; NumPy's take/matmul/ufuncs and SciPy's sparse products
+# release the GIL, so they run in parallel.  Results never depend on how many
+# threads actually run: every entry and row is computed by the same code
+# whatever the split, and sums over row ranges use a split fixed by this
+# setting alone (see `transposed_product`).
+_N_THREADS = _default_n_threads()
+
+# Python threads only pay when each gets a core.  On a machine busy with
+# other processes, a thread holding the GIL is preempted and the others wait
+# on it, so a parallel call can be slower than a serial one.  When a parallel
+# call got less than half of its extra threads' worth of CPU time, the next
+# `_BACKOFF_CALLS` calls run on one thread, after which threads are tried
+# again.  This only ever changes speed, never a result.
+_BACKOFF_CALLS = 32
+_backoff = 0
+
+
+def _n_threads(work):
+    """Threads for a kernel call doing ``work`` (entries times k) of work."""
+    global _backoff
+    if work < _MIN_PARALLEL_WORK or _N_THREADS <= 1:
+        return 1
+    if _backoff > 0:
+        _backoff -= 1
+        return 1
+    return _N_THREADS
+
+
+def _run_parallel(tasks):
+    """Run the zero-argument callables ``tasks``, one thread each; return results.
+
+    The first task runs on the calling thread.  Each other thread runs in a
+    copy of the caller's context, so NumPy's ``errstate`` carries over; an
+    exception in any task is re-raised here.  A call that did not get the
+    CPU time of its threads switches the next calls to one thread (see
+    `_BACKOFF_CALLS`).
+    """
+    global _backoff
+    if len(tasks) == 1:
+        return [tasks[0]()]
+    wall, cpu = time.perf_counter(), time.process_time()
+    results = [None] * len(tasks)
+    errors = []
+
+    def run(i):
+        try:
+            results[i] = tasks[i]()
+        except BaseException as exc:  # re-raised on the calling thread
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=contextvars.copy_context().run, args=(run, i))
+        for i in range(1, len(tasks))
+    ]
+    for thread in threads:
+        thread.start()
+    run(0)
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if cpu < (1 + 0.5 * (len(tasks) - 1)) * wall:
+        _backoff = _BACKOFF_CALLS
+    return results
+
+
+def _map_parts(fn, parts, work):
+    """``[fn(part) for part in parts]``, the parts shared by up to `_n_threads`."""
+    n_threads = min(_n_threads(work), len(parts))
+    if n_threads <= 1:
+        return [fn(part) for part in parts]
+    results = [None] * len(parts)
+    queue = _WorkQueue(range(len(parts)))
+
+    def work_off():
+        for i in queue:
+            results[i] = fn(parts[i])
+
+    _run_parallel([work_off] * n_threads)
+    return results
+
+
+class _WorkQueue:
+    """Iterator over ``items`` that several threads can share."""
+
+    def __init__(self, items):
+        self._items = iter(items)
+        self._lock = threading.Lock()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        with self._lock:
+            return next(self._items)
+
+
+def _split_rows(indptr, n_parts):
+    """Row boundaries splitting a CSR matrix into ``n_parts`` ranges of ~equal nnz."""
     n_rows = indptr.shape[0] - 1
-    nnz = int(indptr[-1])
-    per_block = max(1, _CHUNK_ELEMENTS // max(k, 1))
-    if nnz <= per_block:
-        return np.array([0, n_rows])
-    targets = np.arange(per_block, nnz, per_block)
-    cuts = np.searchsorted(indptr, targets, side="right") - 1
-    return np.unique(np.concatenate(([0], cuts, [n_rows])))
+    targets = np.linspace(0, indptr[-1], n_parts + 1)[1:-1]
+    cuts = np.searchsorted(indptr, targets, side="left")
+    return np.concatenate(([0], np.minimum(cuts, n_rows), [n_rows]))
+
+
+def _row_range(R, r0, r1):
+    """Rows ``r0:r1`` of a CSR matrix as a CSR matrix sharing its data."""
+    a, b = R.indptr[r0], R.indptr[r1]
+    return sp.csr_matrix(
+        (R.data[a:b], R.indices[a:b], R.indptr[r0 : r1 + 1] - a),
+        shape=(r1 - r0, R.shape[1]),
+        copy=False,
+    )
+
+
+def _mixed_blocks(indptr, r0, r1, per_unit):
+    """Units ``(r0', r1', 0)`` covering rows ``r0:r1`` with ~per_unit entries each."""
+    a, b = int(indptr[r0]), int(indptr[r1])
+    if a == b:
+        return []
+    targets = np.arange(a + per_unit, b, per_unit)
+    cuts = r0 + np.searchsorted(indptr[r0 : r1 + 1], targets, side="right") - 1
+    bounds = np.unique(np.concatenate(([r0], cuts, [r1]))).tolist()
+    return [
+        (s, e, 0)
+        for s, e in zip(bounds[:-1], bounds[1:], strict=True)
+        if indptr[e] > indptr[s]
+    ]
+
+
+def _work_units(indptr, k, itemsize=4):
+    """Split the rows of a CSR matrix into the units of work of the sampled product.
+
+    Returns a list of ``(r0, r1, length)``.  ``length > 0`` marks a *slab*:
+    rows ``r0:r1`` all store ``length`` entries, so their entries form a dense
+    ``(r1 - r0, length)`` block of ``X.data`` and the product there is one
+    batched matrix-vector product.  ``length == 0`` marks rows of mixed
+    lengths.  A unit holds about ``_CHUNK_ELEMENTS / k`` entries, half as
+    many for 8-byte floats (a single longer row is a unit of its own).  Rows
+    sorted by length, as the fit loop orders them, are almost all in slabs.
+    """
+    n_rows = indptr.shape[0] - 1
+    per_unit = max(1, _CHUNK_ELEMENTS * 4 // (max(k, 1) * max(itemsize, 4)))
+    counts = np.diff(indptr)
+    change = np.flatnonzero(counts[1:] != counts[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    ends = np.concatenate((change, [n_rows]))
+    lengths = counts[starts]
+    is_slab = (ends - starts) * lengths >= _MIN_SLAB
+    units = []
+    row = 0
+    for s, e, length in zip(
+        starts[is_slab].tolist(),
+        ends[is_slab].tolist(),
+        lengths[is_slab].tolist(),
+        strict=True,
+    ):
+        units += _mixed_blocks(indptr, row, s, per_unit)
+        step = max(1, per_unit // length)
+        units += [(r, min(r + step, e), length) for r in range(s, e, step)]
+        row = e
+    units += _mixed_blocks(indptr, row, n_rows, per_unit)
+    return units
+
+
+def _unit_product(G, W, length, local_indptr, out):
+    """``W @ G.T`` at one unit's entries, into ``out``.
+
+    ``G`` holds the gathered columns of ``H``, one row per entry; ``W`` the
+    unit's rows.  A slab (``length > 0``) is one batched matrix-vector
+    product; rows of mixed lengths repeat their row of ``W`` per entry.
+    """
+    if length:
+        n, k = W.shape
+        np.matmul(
+            G.reshape(n, length, k), W[:, :, None], out=out.reshape(n, length, 1)
+        )
+    else:
+        Wr = np.repeat(W, np.diff(local_indptr), axis=0)
+        np.einsum("ij,ij->i", Wr, G, out=out)
+
+
+def _product_on_units(units, indptr, indices, W, Ht, out):
+    """Fill ``out`` with ``W @ Ht.T`` sampled at the entries of ``units``.
+
+    ``units`` is any iterable of work units, possibly shared with other
+    threads (a `_WorkQueue`).
+    """
+    for r0, r1, length in units:
+        a, b = indptr[r0], indptr[r1]
+        # One contiguous k-vector per stored entry: H's columns, gathered.
+        G = np.take(Ht, indices[a:b], axis=0)
+        _unit_product(G, W[r0:r1], length, indptr[r0 : r1 + 1], out[a:b])
 
 
 def product_at_nonzeros(X, W, H):
@@ -41,8 +245,17 @@ def product_at_nonzeros(X, W, H):
 
     A sampled dense-dense product (SDDMM): the result is aligned with
     ``X.data``, so ``Y[i] = W[r_i] @ H[:, c_i]`` for the ``i``-th stored entry
-    at row ``r_i`` and column ``c_i``.  Work is done in row blocks so that the
-    extra memory is O(nnz) however large ``n_samples * n_features`` is.
+    at row ``r_i`` and column ``c_i``.  Work is done in units of about
+    ``_CHUNK_ELEMENTS / k`` entries, so the extra memory is O(nnz) however
+    large ``n_samples * n_features`` is.
+
+    In each unit the columns of ``H`` at the stored entries are gathered into
+    one contiguous ``(entries, k)`` block.  Consecutive rows with the same
+    number of entries (the fit loop sorts the documents by length, so nearly
+    all of them) then form a ``(rows, length, k)`` array, and the unit is one
+    batched matrix-vector product with their rows of ``W``; other rows repeat
+    their row of ``W`` per entry and take row-wise dot products.  Units run on
+    up to ``_N_THREADS`` threads (``take`` and ``matmul`` release the GIL).
 
     Parameters
     ----------
@@ -62,13 +275,17 @@ def product_at_nonzeros(X, W, H):
     # contiguous read; it costs O(n_features * k), small next to O(nnz * k).
     Ht = np.ascontiguousarray(H.T)
     indptr, indices = X.indptr, X.indices
-    bounds = _row_blocks(indptr, k)
-    for r0, r1 in zip(bounds[:-1], bounds[1:], strict=True):
-        a, b = indptr[r0], indptr[r1]
-        if a == b:
-            continue
-        rows = np.repeat(np.arange(r0, r1), np.diff(indptr[r0 : r1 + 1]))
-        np.einsum("ij,ij->i", W[rows], Ht[indices[a:b]], out=out[a:b])
+    units = _work_units(indptr, k, out.itemsize)
+    n_threads = min(_n_threads(X.nnz * k), len(units))
+    if n_threads <= 1:
+        _product_on_units(units, indptr, indices, W, Ht, out)
+        return out
+    # The threads take the next unit from a shared queue: a thread that the
+    # system pauses delays no one.  Each entry is computed the same way
+    # whichever thread takes its unit.
+    queue = _WorkQueue(units)
+    work = partial(_product_on_units, queue, indptr, indices, W, Ht, out)
+    _run_parallel([work] * n_threads)
     return out
 
 
@@ -96,6 +313,26 @@ def ratio_at_nonzeros(X, W, H):
     return sp.csr_matrix((Y, X.indices, X.indptr), shape=X.shape, copy=False)
 
 
+# Entries per chunk of the objective's sums: a chunk's temporaries stay in
+# L2, and the chunks (not the threads) fix the order of summation.
+_SUM_CHUNK = 1 << 15
+
+
+def _x_log_r_and_x(x, r):
+    """``(sum x log max(r, tiny), sum x)`` over one chunk, in float64.
+
+    With the ratio floored, ``log r`` is finite, so ``x log r`` is 0 where
+    ``x`` is a stored zero: the values of ``xlogy``, at the cost of a plain
+    log.  Products and sums are taken in float64 (no overflow in float32).
+    """
+    log_r = np.maximum(r, np.finfo(r.dtype).tiny)
+    np.log(log_r, out=log_r)
+    return (
+        float(np.einsum("i,i->", x, log_r, dtype=np.float64)),
+        float(np.einsum("i->", x, dtype=np.float64)),
+    )
+
+
 def kl_divergence_from_ratio(X, R, W, H):
     """Generalized KL divergence ``D(X || W H)`` from a ratio already computed.
 
@@ -112,9 +349,15 @@ def kl_divergence_from_ratio(X, R, W, H):
     ``-X log(1 / tiny)`` and 0 with ``X < tiny * Y``, so the error is below
     ``tiny * sum(Y) / e`` instead of an infinite objective.
     """
-    tiny = np.finfo(R.dtype).tiny
-    log_term = np.sum(xlogy(X.data, np.maximum(R.data, tiny)), dtype=np.float64)
-    sum_x = np.sum(X.data, dtype=np.float64)
+    x, r = X.data, R.data
+    starts = range(0, x.shape[0], _SUM_CHUNK)
+    parts = _map_parts(
+        lambda a: _x_log_r_and_x(x[a : a + _SUM_CHUNK], r[a : a + _SUM_CHUNK]),
+        starts,
+        x.shape[0] * 8,
+    )
+    log_term = sum(p[0] for p in parts)
+    sum_x = sum(p[1] for p in parts)
     sum_y = float(
         np.dot(W.sum(axis=0, dtype=np.float64), H.sum(axis=1, dtype=np.float64))
     )
@@ -158,26 +401,98 @@ def kl_divergence(X, W, H):
     )
 
 
+def _is_csr(R):
+    return sp.issparse(R) and R.format == "csr"
+
+
+def _finite_or_float64(product, compute):
+    """``product`` if finite, else ``compute`` redone in float64.
+
+    In float32 a ratio taken where the model underflowed, times a large
+    factor entry, can overflow an intermediate ``R @ B`` although the
+    multiplicative update it feeds (``A * (R @ B)``, bounded by the data's
+    row or column sums) is finite.  That only happens on data spanning most
+    of float32's range; there the product is recomputed in float64 and the
+    caller's ``_multiply_keeping_zeros`` casts the bounded update back.
+    """
+    if product.dtype == np.float64 or np.isfinite(product).all():
+        return product
+    return compute(np.float64)
+
+
+def _sparse_dense_product(R, B):
+    """``R @ B`` for sparse ``R`` and dense ``B``; CSR row ranges over threads."""
+    with np.errstate(over="ignore"):
+        product = _sparse_dense_product_raw(R, B)
+    return _finite_or_float64(
+        product, lambda dt: np.asarray(R.astype(dt) @ B.astype(dt))
+    )
+
+
+def _sparse_dense_product_raw(R, B):
+    work = R.nnz * B.shape[1]
+    if not _is_csr(R) or _n_threads(work) == 1:
+        return np.asarray(R @ B)
+    B = np.ascontiguousarray(B)
+    bounds = _split_rows(R.indptr, _N_THREADS).tolist()
+    out = np.empty((R.shape[0], B.shape[1]), dtype=np.result_type(R.dtype, B.dtype))
+
+    def rows(r):
+        out[r[0] : r[1]] = _row_range(R, *r) @ B
+
+    _map_parts(rows, list(zip(bounds[:-1], bounds[1:], strict=True)), work)
+    return out
+
+
 def transposed_product(W, R):
     """``W.T @ R`` for dense ``W`` and sparse ``R``: shape (k, n_features).
 
     This is the per-document part of every topic update: summed over row
-    blocks of ``R`` it gives the topic statistics.
+    blocks of ``R`` it gives the topic statistics (which is also how it runs
+    on several threads: one row range of ``R`` each, then the sum).
     """
-    return np.asarray((R.T @ W).T)
+    with np.errstate(over="ignore"):
+        product = _transposed_product_raw(W, R)
+    return _finite_or_float64(
+        product, lambda dt: np.asarray((R.T.astype(dt) @ W.astype(dt)).T)
+    )
 
 
-def _multiply_keeping_zeros(A, B):
+def _transposed_product_raw(W, R):
+    work = R.nnz * W.shape[1]
+    if not _is_csr(R) or work < _MIN_PARALLEL_WORK or _N_THREADS <= 1:
+        return np.asarray((R.T @ W).T)
+    # One part per configured thread, however many threads run now: the
+    # grouping of the sum, hence its rounding, is fixed by `_N_THREADS`.
+    bounds = _split_rows(R.indptr, _N_THREADS).tolist()
+
+    def rows(r):
+        return np.asarray(_row_range(R, *r).T @ W[r[0] : r[1]])
+
+    parts = _map_parts(rows, list(zip(bounds[:-1], bounds[1:], strict=True)), work)
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total.T
+
+
+def _multiply_keeping_zeros(A, B, out=None):
     """``A * B`` in which a zero of ``A`` stays zero.
 
     Multiplicative updates never revive a zero entry.  In floating point the
     other factor can overflow to ``inf`` exactly there (a ratio taken at a
-    model value that underflowed), and ``0 * inf`` would be NaN.
+    model value that underflowed), and ``0 * inf`` would be NaN.  ``out``
+    may be ``B`` when it is a temporary of the caller's.
     """
     with np.errstate(invalid="ignore", over="ignore"):
-        P = A * B
+        P = np.multiply(A, B, out=out)
     P[A == 0] = 0
-    return P
+    return P.astype(A.dtype, copy=False)
+
+
+def _into_temporary(A, T):
+    """``T`` if the product ``A * T`` can be written into it, else None."""
+    return T if T.dtype == np.result_type(A, T) else None
 
 
 def _nonzero(d):
@@ -192,8 +507,88 @@ def mu_update_w(R, W, H):
     ``W_new = W * (R @ H.T) / H.sum(1)``.  After it, the row sums of
     ``W_new @ H`` equal the row sums of ``X`` (paper 001, Prop. 3).
     """
-    RHt = np.asarray(R @ H.T)
-    return _multiply_keeping_zeros(W, RHt) / _nonzero(H.sum(axis=1))[None, :]
+    RHt = _sparse_dense_product(R, H.T)
+    W_new = _multiply_keeping_zeros(W, RHt, out=_into_temporary(W, RHt))
+    W_new /= _nonzero(H.sum(axis=1))[None, :]
+    return W_new
+
+
+def mu_doc_step(X, W, H):
+    """The document half of a KL-NMF iteration, in one pass over ``X``.
+
+    Returns ``(R, W_new, R_new)``, at the stored entries of CSR ``X``:
+
+    .. math::
+
+        R = \\frac{X}{W H}, \\qquad
+        W_{new} = W \\odot \\frac{R H^T}{\\mathbf{1} H^T}, \\qquad
+        R_{new} = \\frac{X}{W_{new} H},
+
+    that is ``ratio_at_nonzeros(X, W, H)`` (the ratio of the incoming state,
+    which gives its objective), ``mu_update_w`` of it, and the ratio of the
+    updated ``W`` that the topic half-step needs.  A row of ``W_new``
+    depends only on the same row of ``W``, so each unit of rows gathers the
+    columns of ``H`` once and uses them for all three: one gather where the
+    separate kernels need two, and ``R H^T`` as a batched product on data
+    already in cache instead of another pass over ``R``.  Same values as the
+    separate kernels up to rounding; same units and threads as
+    `product_at_nonzeros`.
+    """
+    k = W.shape[1]
+    dtype = np.result_type(W.dtype, H.dtype)
+    r = np.empty(X.nnz, dtype=dtype)
+    r_new = np.empty(X.nnz, dtype=dtype)
+    # Rows without entries belong to no unit: R H^T is 0 there, and so is W_new.
+    W_new = np.zeros(W.shape, dtype=dtype)
+    Ht = np.ascontiguousarray(H.T)
+    h_sum = _nonzero(H.sum(axis=1))
+    units = _work_units(X.indptr, k, r.itemsize)
+    step = partial(_mu_doc_on_units, X, W, Ht, h_sum, r, W_new, r_new)
+    n_threads = min(_n_threads(X.nnz * k), len(units))
+    if n_threads <= 1:
+        step(units)
+    else:
+        queue = _WorkQueue(units)
+        _run_parallel([partial(step, queue)] * n_threads)
+    shape = X.shape
+    return (
+        sp.csr_matrix((r, X.indices, X.indptr), shape=shape, copy=False),
+        W_new,
+        sp.csr_matrix((r_new, X.indices, X.indptr), shape=shape, copy=False),
+    )
+
+
+def _sampled_ratio_on_unit(G, W, x, length, local_indptr, tiny, out):
+    """``x / max(W @ G.T, tiny)`` at one unit's entries, into ``out``."""
+    _unit_product(G, W, length, local_indptr, out)
+    np.maximum(out, tiny, out=out)
+    np.divide(x, out, out=out, casting="unsafe")
+
+
+def _mu_doc_on_units(X, W, Ht, h_sum, r, W_new, r_new, units):
+    """`mu_doc_step` on the rows of ``units``: fills ``r``, ``W_new``, ``r_new``."""
+    indptr, indices, data = X.indptr, X.indices, X.data
+    k = Ht.shape[1]
+    tiny = np.finfo(r.dtype).tiny
+    for r0, r1, length in units:
+        a, b = indptr[r0], indptr[r1]
+        local_indptr = indptr[r0 : r1 + 1] - a
+        G = np.take(Ht, indices[a:b], axis=0)
+        x = data[a:b]
+        _sampled_ratio_on_unit(G, W[r0:r1], x, length, local_indptr, tiny, r[a:b])
+        if length:
+            n = r1 - r0
+            RHt = np.matmul(
+                r[a:b].reshape(n, 1, length), G.reshape(n, length, k)
+            ).reshape(n, k)
+        else:
+            rows = sp.csr_matrix(
+                (r[a:b], np.arange(b - a), local_indptr), shape=(r1 - r0, b - a)
+            )
+            RHt = np.asarray(rows @ G)
+        w = _multiply_keeping_zeros(W[r0:r1], RHt, out=W_new[r0:r1])
+        w /= h_sum[None, :]
+        _sampled_ratio_on_unit(G, w, x, length, local_indptr, tiny, r_new[a:b])
 
 
 def mu_topic_update(H, WtR, w_sum):
@@ -222,7 +617,8 @@ def em_update_w(R, W, H):
     ``P(z) P(d|z)`` times ``N``: the column sums of the result are the
     expected topic counts ``T_z = sum_{d,w} X_dw P(z|d,w)``.
     """
-    return _multiply_keeping_zeros(W, np.asarray(R @ H.T))
+    RHt = _sparse_dense_product(R, H.T)
+    return _multiply_keeping_zeros(W, RHt, out=_into_temporary(W, RHt))
 
 
 def em_topic_update(H, WtR):
@@ -264,3 +660,326 @@ def normalize_columns(A):
     """
     s = A.sum(axis=0)
     return A / _nonzero(s)[None, :], s
+
+
+# ------------------------------------------------------------------------
+# Latent Dirichlet allocation by mean-field variational inference, in the
+# NMF form of paper 002, Alg. 5.  With Theta = exp(E[log theta]) (n, k) and
+# B = exp(E[log beta]) (k, m), the optimal word-topic responsibilities are
+# phi_dwk = Theta_dk B_kw / (Theta B)_dw, so every sum over phi is a product
+# with R = X / (Theta B) at the non-zeros: no (nnz, k) responsibility array
+# is ever stored.
+
+# The E-step works on chunks of documents of similar length, each padded to
+# its longest document: a chunk holds the gathered topic columns of its
+# documents as a dense (documents, k, width) array of at most this many
+# elements (1 MiB in float64), small enough to stay in a core's L2 cache
+# during the chunk's sweeps, large enough that the per-sweep Python overhead
+# is spread over tens of documents.  Lengths in a chunk differ by at most
+# _PAD_FACTOR (plus _PAD_SLACK entries), which bounds the padding.
+_E_STEP_CHUNK_ELEMENTS = 1 << 17
+_PAD_FACTOR = 1.25
+_PAD_SLACK = 8
+
+
+def dirichlet_expectation(A):
+    """``E[log theta]`` for ``theta`` row-wise Dirichlet with parameters ``A``.
+
+    .. math::
+
+        \\mathbb{E}[\\log \\theta_{dk}]
+        = \\psi(A_{dk}) - \\psi\\big(\\sum_j A_{dj}\\big)
+
+    ``A`` must be positive; the dtype is kept (``scipy.special.psi`` keeps
+    float32).
+    """
+    return psi(A) - psi(A.sum(axis=1))[:, None]
+
+
+def exp_dirichlet_expectation(A):
+    """``exp(E[log theta])`` row-wise: the NMF-form factor of paper 002, Alg. 5.
+
+    Its rows sum to less than one (Jensen); it is what multiplies the topics
+    in the variational responsibilities.
+    """
+    return np.exp(dirichlet_expectation(A))
+
+
+def dirichlet_kl(A, prior):
+    """Sum over rows of ``KL(Dir(A[d]) || Dir(prior))``, as a Python float.
+
+    .. math::
+
+        \\sum_d \\Big[\\log\\Gamma(\\textstyle\\sum_j A_{dj})
+        - \\sum_j \\log\\Gamma(A_{dj})
+        - \\log\\Gamma(\\textstyle\\sum_j a_j) + \\sum_j \\log\\Gamma(a_j)
+        + \\sum_j (A_{dj} - a_j)\\, \\mathbb{E}[\\log \\theta_{dj}]\\Big]
+
+    ``prior`` is a scalar (symmetric Dirichlet) or a vector of length
+    ``A.shape[1]``.  Minus this is the prior-and-entropy part of the LDA
+    evidence lower bound, for the documents (``A = gamma``, ``prior = alpha``)
+    and for the topics (``A = lambda``, ``prior = eta``).  Evaluated in
+    float64 whatever the dtype of ``A``: its terms are of the size of the
+    corpus and cancel to a much smaller total.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    n_rows, n_cols = A.shape
+    prior = np.broadcast_to(np.asarray(prior, dtype=np.float64), (n_cols,))
+    a_sum = A.sum(axis=1)
+    e_log = psi(A) - psi(a_sum)[:, None]
+    per_row_prior = gammaln(prior).sum() - gammaln(prior.sum())
+    return float(
+        gammaln(a_sum).sum()
+        - gammaln(A).sum()
+        + n_rows * per_row_prior
+        + np.sum((A - prior) * e_log)
+    )
+
+
+def _length_chunks(lengths, rows, k):
+    """Split ``rows`` into chunks ``(rows, width)`` of similar document length."""
+    order = rows[np.argsort(lengths[rows], kind="stable")]
+    sorted_len = lengths[order]
+    chunks = []
+    i = 0
+    while i < order.size:
+        cap = int(sorted_len[i] * _PAD_FACTOR) + _PAD_SLACK
+        j = int(np.searchsorted(sorted_len, cap, side="right"))
+        width = max(int(sorted_len[j - 1]), 1)
+        j = min(j, i + max(1, _E_STEP_CHUNK_ELEMENTS // (width * k)))
+        chunks.append((order[i:j], max(int(sorted_len[j - 1]), 1)))
+        i = j
+    return chunks
+
+
+def _chunk_arrays(X, rows, width, B_pad):
+    """Dense, padded views of documents ``rows`` of CSR ``X``.
+
+    Returns ``G`` of shape (rows, k, width) with ``G[d, :, j]`` the column
+    of ``B`` of the ``j``-th stored term of document ``d``, the counts ``x``
+    (rows, width), the mask of real entries and their positions in ``X.data``.
+    Padding points at the zero column appended to ``B`` and has count 0.
+    """
+    starts = X.indptr[rows]
+    lengths = X.indptr[rows + 1] - starts
+    valid = np.arange(width) < lengths[:, None]
+    pos = starts[:, None] + np.arange(width)
+    cols = np.full((rows.size, width), B_pad.shape[1] - 1, dtype=np.intp)
+    cols[valid] = X.indices[pos[valid]]
+    x = np.zeros((rows.size, width), dtype=B_pad.dtype)
+    x[valid] = X.data[pos[valid]]
+    G = np.ascontiguousarray(np.take(B_pad, cols, axis=1).transpose(1, 0, 2))
+    return G, x, valid, pos
+
+
+def _store_products(y_out, pos, valid, gamma, y):
+    """Write ``Theta B`` of finished documents into ``y_out`` at ``pos``.
+
+    ``y`` (documents, 1, width) was computed with ``exp(psi(gamma))``; the
+    factor ``exp(-psi(sum(gamma_d)))`` normalizes it to ``Theta B``.
+    """
+    y = y[:, 0, :] * np.exp(-psi(gamma.sum(axis=1)))[:, None]
+    y_out[pos[valid]] = np.maximum(y[valid], np.finfo(y.dtype).tiny)
+
+
+def _e_step_chunks(X, chunks, B_pad, alpha, max_iter, tol, gamma, sweeps, y_out):
+    """Sweeps of `lda_e_step` over some chunks; returns the rows left active.
+
+    Writes ``gamma``, ``sweeps`` and, for the finished documents, ``y_out``
+    in place.  A chunk is swept until half of its documents have finished
+    (the finished ones ride along: recomputing them is cheaper than
+    compacting the chunk every sweep, and their results were saved when they
+    finished); the others go back to the pool, to be chunked again with the
+    other chunks' stragglers.
+    """
+    k = B_pad.shape[0]
+    tiny = np.finfo(gamma.dtype).tiny
+    # The per-document test "mean absolute change < tol", on the sum.
+    threshold = tol * k
+    pending = []
+    for rows, width in chunks:
+        G, x, valid, pos = _chunk_arrays(X, rows, width, B_pad)
+        n = rows.size
+        g = gamma[rows]
+        # Within the sweeps exp(psi(gamma)) stands for Theta: the missing
+        # factor exp(-psi(sum(gamma_d))) is one number per document, and
+        # Theta * ((X / (Theta B)) B^T) does not change when a row of Theta
+        # is scaled (the identity behind paper 002's Lemma E.3).
+        t = np.exp(psi(g))
+        # Sweeps made before this chunk, per document; `sweep` counts here,
+        # and from `first_cap` on some document may reach max_iter.
+        before = sweeps[rows]
+        first_cap = max_iter - int(before.max())
+        sweep = 0
+        live = np.ones(n, dtype=bool)
+        y = np.empty((n, 1, width), dtype=g.dtype)
+        grad = np.empty((n, k, 1), dtype=g.dtype)
+        x3 = x[:, None, :]
+        just_finished = None
+        while True:
+            np.matmul(t[:, None, :], G, out=y)
+            if just_finished is not None:
+                # Their gamma did not change since: this is their final product.
+                f = just_finished
+                _store_products(y_out, pos[f], valid[f], g[f], y[f])
+                just_finished = None
+            np.maximum(y, tiny, out=y)
+            np.divide(x3, y, out=y)
+            np.matmul(G, y.reshape(n, width, 1), out=grad)
+            new = grad[:, :, 0] * t
+            new += alpha
+            change = np.add.reduce(np.abs(new - g), axis=1, dtype=np.float64)
+            g = new
+            t = np.exp(psi(g))
+            sweep += 1
+            finished = change < threshold
+            if sweep >= first_cap:
+                finished |= before + sweep >= max_iter
+            finished &= live
+            if not np.count_nonzero(finished):
+                continue
+            f = np.flatnonzero(finished)
+            gamma[rows[f]] = g[f]
+            live[f] = False
+            n_live = int(np.count_nonzero(live))
+            if n_live and 2 * n_live > n:
+                just_finished = f
+                continue
+            y_f = np.matmul(t[f][:, None, :], G[f])
+            _store_products(y_out, pos[f], valid[f], g[f], y_f)
+            if n_live:
+                still = np.flatnonzero(live)
+                gamma[rows[still]] = g[still]
+                sweeps[rows[still]] = before[still] + sweep
+                pending.append(rows[still])
+            break
+    return pending
+
+
+def lda_e_step(X, gamma, B, alpha, max_iter, tol):
+    """Mean-field E-step of LDA for all documents at once (paper 002, Alg. 5).
+
+    Starting from the variational Dirichlet parameters ``gamma``, each sweep
+    updates every still-active document:
+
+    .. math::
+
+        \\Theta = \\exp(\\mathbb{E}[\\log\\theta]) = \\exp\\big(\\psi(\\gamma)
+        - \\psi(\\gamma \\mathbf{1})\\big), \\qquad
+        \\gamma \\leftarrow \\alpha + \\Theta \\odot
+        \\Big(\\frac{X}{\\Theta B}\\Big) B^T,
+
+    one sampled product (``Theta B`` at the non-zeros of ``X``) and one
+    sparse-dense product per sweep.  A document leaves the active set once
+    the mean absolute change of its ``gamma`` falls below ``tol`` (or after
+    ``max_iter`` sweeps): scikit-learn's per-document rule, so a document's
+    result never depends on the other documents of ``X``.  Every sweep is a
+    coordinate-ascent step on the document's evidence lower bound.
+
+    The documents are sorted by length and cut into chunks of similar
+    length (``_E_STEP_CHUNK_ELEMENTS``); in a chunk the columns of ``B`` at
+    the documents' terms are gathered once into a dense, padded
+    (documents, k, width) array, and both products of a sweep are batched
+    matrix-vector products on it, in cache.  A chunk is swept until half of
+    its documents have finished; the rest are pooled with the other chunks'
+    and chunked again, so a few slow documents never hold a whole chunk.
+    Memory: O(chunk + (n_samples + n_features) * k) -- no (nnz, k) array
+    over the corpus, no dense ``n_samples x n_features`` array.  (The
+    sweeps run on one thread: their many short NumPy calls hold the GIL for
+    most of the time, and two threads measured no faster.)
+
+    Parameters
+    ----------
+    X : scipy.sparse CSR matrix of shape (n_samples, n_features)
+        Counts.
+    gamma : ndarray of shape (n_samples, k)
+        Positive start.  Not modified.
+    B : ndarray of shape (k, n_features)
+        ``exp(E[log beta])`` of the topics (or the topics themselves for
+        point estimates).
+    alpha : float or ndarray of shape (k,)
+        Dirichlet prior of the topic proportions.
+    max_iter : int >= 1
+        Maximum number of sweeps per document.
+    tol : float
+        Per-document stopping threshold on the mean absolute change of
+        ``gamma``.
+
+    Returns
+    -------
+    gamma : ndarray of shape (n_samples, k)
+        The updated variational parameters, dtype of the input.
+    y : ndarray of shape (X.nnz,)
+        ``Theta B`` at the stored entries of ``X`` (aligned with ``X.data``)
+        for the returned ``gamma``, floored at the smallest normal number:
+        what the bound and the sufficient statistics need.
+    """
+    k, m = B.shape
+    B_pad = np.zeros((k, m + 1), dtype=B.dtype)
+    B_pad[:, :m] = B
+    gamma = np.array(gamma, copy=True)
+    alpha = np.asarray(alpha, dtype=gamma.dtype)
+    y = np.empty(X.nnz, dtype=np.result_type(gamma.dtype, B.dtype))
+    lengths = np.diff(X.indptr)
+    sweeps = np.zeros(X.shape[0], dtype=np.intp)
+    active = np.arange(X.shape[0])
+    while active.size:
+        chunks = _length_chunks(lengths, active, k)
+        pending = _e_step_chunks(
+            X, chunks, B_pad, alpha, max_iter, tol, gamma, sweeps, y
+        )
+        active = np.concatenate(pending) if pending else active[:0]
+    return gamma, y
+
+
+def lda_log_likelihood(X, y):
+    """Data term of the LDA evidence lower bound, from ``y`` of `lda_e_step`.
+
+    .. math::
+
+        \\sum_{d,w} X_{dw} \\log \\sum_k
+        \\exp\\big(\\mathbb{E}[\\log\\theta_{dk}] + \\mathbb{E}[\\log\\beta_{kw}]\\big)
+        = \\sum_{X_{dw} > 0} X_{dw} \\log (\\Theta B)_{dw}
+
+    (the word-topic responsibilities at their optimum given ``gamma`` and
+    the topics).  Accumulated in float64, returned as a Python float.
+    """
+    return float(np.sum(X.data * np.log(y), dtype=np.float64))
+
+
+def lda_expected_counts(X, gamma, B, y):
+    """Expected topic-word counts: the sufficient statistics of the M-step.
+
+    .. math::
+
+        n_{kw} = \\sum_d X_{dw} \\phi_{dwk}
+              = B_{kw} \\sum_d \\Theta_{dk} \\frac{X_{dw}}{(\\Theta B)_{dw}}
+
+    with ``y = Theta B`` at the stored entries as returned by `lda_e_step`.
+    A sum over documents, so the statistics of row blocks add up.  Shape
+    (k, n_features), dtype of ``gamma``.
+    """
+    R = sp.csr_matrix((X.data / y, X.indices, X.indptr), shape=X.shape, copy=False)
+    return B * transposed_product(exp_dirichlet_expectation(gamma), R)
+
+
+def gamma_kl(A, rate, prior_shape, prior_rate):
+    """Sum of ``KL(Gamma(A, rate) || Gamma(prior_shape, prior_rate))`` (shape, rate).
+
+    .. math::
+
+        \\sum_{dk} (A_{dk} - a_k) \\psi(A_{dk}) - \\log\\Gamma(A_{dk})
+        + \\log\\Gamma(a_k) + a_k \\log\\frac{c}{b} + A_{dk} \\frac{b - c}{c}
+
+    with ``c = rate``, ``a = prior_shape`` (scalar or one per column) and
+    ``b = prior_rate``: minus the prior-and-entropy part of the
+    Gamma-Poisson evidence lower bound (paper 002, Appendix E).  Evaluated
+    in float64, returned as a Python float.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    a = np.broadcast_to(np.asarray(prior_shape, dtype=np.float64), (A.shape[1],))
+    return float(
+        np.sum((A - a) * psi(A) - gammaln(A))
+        + A.shape[0] * np.sum(gammaln(a) + a * np.log(rate / prior_rate))
+        + np.sum(A) * (prior_rate - rate) / rate
+    )

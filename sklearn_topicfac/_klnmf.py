@@ -2,10 +2,9 @@
 
 from ._base import _BaseTopicModel, _ProbabilisticFactorsMixin
 from ._kernels import (
+    mu_doc_step,
     mu_topic_update,
-    mu_update_w,
     normalize_rows,
-    ratio_at_nonzeros,
     transposed_product,
 )
 
@@ -113,16 +112,16 @@ class KLNMF(_BaseTopicModel):
         self.verbose = verbose
 
     def _doc_step(self, X, W, H):
-        R = ratio_at_nonzeros(X, W, H)
+        # The ratio of the incoming state (its objective), the W half-step,
+        # and the ratio of the *updated* W that the topic half-step uses
+        # (alternating updates; this is what makes NMF differ from PLSI's
+        # joint EM), all from one pass over X.
+        R, W_new, R_new = mu_doc_step(X, W, H)
         loss = self._objective(X, R, W, H)
-        W = mu_update_w(R, W, H)
-        # The topic half-step uses the ratio of the *updated* W (alternating
-        # updates); this is what makes NMF differ from PLSI's joint EM.
-        R = ratio_at_nonzeros(X, W, H)
-        return W, {
+        return W_new, {
             "loss": loss,
-            "WtR": transposed_product(W, R),
-            "w_sum": W.sum(axis=0),
+            "WtR": transposed_product(W_new, R_new),
+            "w_sum": W_new.sum(axis=0),
         }
 
     def _topic_step(self, H, stats):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import sklearn_topicfac
-from sklearn_topicfac import datasets, metrics
+from sklearn_topicfac import datasets, inspection, metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,7 +19,7 @@ def _public_objects():
         obj = getattr(sklearn_topicfac, name)
         if inspect.isclass(obj) or inspect.isfunction(obj):
             yield name, obj
-    for module in (datasets, metrics):
+    for module in (datasets, inspection, metrics):
         for name in getattr(module, "__all__", []):
             yield f"{module.__name__}.{name}", getattr(module, name)
 
@@ -39,7 +39,7 @@ def test_ruff_is_clean():
     ruff = shutil.which("ruff")
     cmd = [ruff] if ruff else [sys.executable, "-m", "ruff"]
     result = subprocess.run(
-        [*cmd, "check", "sklearn_topicfac", "tests", "benchmarks"],
+        [*cmd, "check", "sklearn_topicfac", "tests", "benchmarks", "examples"],
         cwd=ROOT,
         capture_output=True,
         text=True,

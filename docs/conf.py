@@ -1,0 +1,56 @@
+"""Sphinx configuration of the sklearn-topicfac documentation.
+
+Build (from the repository root):  sphinx-build -W -b html docs docs/_build/html
+Pages are Markdown (MyST); the API pages pull the numpydoc docstrings.
+"""
+
+import re
+
+import sklearn_topicfac
+
+project = "sklearn-topicfac"
+author = "the sklearn-topicfac developers"
+release = sklearn_topicfac.__version__
+version = release
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+]
+source_suffix = {".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build"]
+
+# Markdown: $...$ and $$...$$ math, ::: fences, heading anchors for links.
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+myst_heading_anchors = 3
+
+# The docstrings are numpydoc; parameters and attributes become field lists.
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+napoleon_use_rtype = False
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"
+
+# numpydoc writes fitted attributes as ``n_iter_``; in the reST that napoleon
+# produces, a bare ``n_iter_`` inside a type ("shape (n_iter_ + 1,)") would be
+# a hyperlink reference.  Escape the trailing underscore outside directives
+# and literals.
+_TRAILING_UNDERSCORE = re.compile(r"(?<![`\w\\])([A-Za-z]\w*_)(?=[\s,)+\]]|$)")
+
+
+def _escape_trailing_underscores(app, what, name, obj, options, lines):
+    for i, line in enumerate(lines):
+        if not line.lstrip().startswith(".. "):
+            lines[i] = _TRAILING_UNDERSCORE.sub(r"\1\\", line)
+
+
+def setup(app):
+    # After napoleon (priority 500) has turned the sections into reST.
+    app.connect("autodoc-process-docstring", _escape_trailing_underscores, 600)
+
+html_theme = "alabaster"
+html_title = f"sklearn-topicfac {release}"
+html_theme_options = {"description": "KL-divergence topic factorizations"}

@@ -1,0 +1,524 @@
+"""Reading fitted topic models: top terms, pyLDAvis export, plots.
+
+Every function takes a fitted estimator of the package, or a
+:class:`~sklearn.pipeline.Pipeline` whose last step is one (e.g.
+``make_pipeline(CountVectorizer(), PLSI())``).  From a pipeline the
+vocabulary is read off the steps before the estimator, and documents are
+passed through them, so raw text can be given where documents are expected.
+
+- :func:`top_terms` -- the heaviest terms of each topic with their
+  probabilities, as a :class:`TopTerms` table (``print`` it, or
+  ``.to_frame()`` for a pandas DataFrame);
+- :func:`to_pyldavis` -- the keyword arguments of ``pyLDAvis.prepare``;
+- :func:`plot_top_terms`, :func:`plot_loss_history`,
+  :func:`plot_document_map` -- matplotlib figures (``pip install
+  "sklearn-topicfac[plot]"``).
+
+pandas and matplotlib are imported only by the functions that need them.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = [
+    "TopTerms",
+    "plot_document_map",
+    "plot_loss_history",
+    "plot_top_terms",
+    "to_pyldavis",
+    "top_terms",
+]
+
+
+# ---------------------------------------------------------------- helpers
+def _split_model(model):
+    """``(preprocessing or None, estimator)`` of an estimator or a pipeline."""
+    if isinstance(model, Pipeline):
+        head = model[:-1] if len(model.steps) > 1 else None
+        return head, model[-1]
+    return None, model
+
+
+def _fitted_estimator(model):
+    head, estimator = _split_model(model)
+    if not hasattr(estimator, "components_") and not hasattr(estimator, "fit"):
+        raise TypeError(
+            f"Expected a fitted topic model or a Pipeline ending in one, got "
+            f"{type(estimator).__name__}."
+        )
+    check_is_fitted(estimator, "components_")
+    return head, estimator
+
+
+def _vocabulary(model, feature_names, n_features):
+    """Term names, from the argument, the pipeline, the input columns or indices."""
+    if feature_names is None:
+        head, estimator = _split_model(model)
+        if head is not None and hasattr(head, "get_feature_names_out"):
+            feature_names = head.get_feature_names_out()
+        elif hasattr(estimator, "feature_names_in_"):
+            feature_names = estimator.feature_names_in_
+        else:
+            feature_names = [f"term{j}" for j in range(n_features)]
+    elif hasattr(feature_names, "get_feature_names_out"):
+        feature_names = feature_names.get_feature_names_out()
+    names = np.asarray(feature_names, dtype=object)
+    if names.shape != (n_features,):
+        raise ValueError(
+            f"feature_names has {names.size} entries but the model has "
+            f"{n_features} features."
+        )
+    return names
+
+
+def _topic_term_distributions(components):
+    """Rows of non-negative ``components`` normalized to ``P(w|z)``.
+
+    Real-valued components (SimplexPLSA's bases) are returned as they are.
+    """
+    C = np.asarray(components, dtype=np.float64)
+    if C.min() < 0:
+        return C
+    sums = C.sum(axis=1, keepdims=True)
+    return C / np.where(sums > 0, sums, 1)
+
+
+def _as_counts(head, X):
+    """Documents through the pipeline's preprocessing, when there is one."""
+    return X if head is None else head.transform(X)
+
+
+def _doc_topic(head, estimator, X):
+    """``P(z|d)`` of the documents ``X`` (rows sum to one) and their counts."""
+    counts = _as_counts(head, X)
+    if hasattr(estimator, "_topic_mixture"):
+        Xv = estimator._validate_X(counts, reset=False)
+        theta, _ = estimator._topic_mixture(Xv)
+        return np.asarray(theta, dtype=np.float64), Xv
+    # SimplexPLSA: its weights are on the simplex already.
+    theta = np.asarray(estimator.transform(counts), dtype=np.float64)
+    return theta, counts
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "Plotting needs matplotlib: pip install matplotlib "
+            '(or pip install "sklearn-topicfac[plot]").'
+        ) from exc
+    return plt
+
+
+# -------------------------------------------------------------- top terms
+class TopTerms:
+    """The top terms of each topic and their weights, as returned by :func:`top_terms`.
+
+    ``str()`` gives one line per topic, ``topic <z>: <term> <term> ...``;
+    :meth:`to_string` can add the weights; :meth:`to_frame` gives a pandas
+    DataFrame with one row per (topic, rank).
+
+    Parameters
+    ----------
+    terms : array-like of shape (n_topics, n_top)
+        The terms of each topic, heaviest first.
+    weights : array-like of shape (n_topics, n_top)
+        Their weights, :math:`P(w \\mid z)` for topic models of counts.
+
+    Attributes
+    ----------
+    terms : ndarray of shape (n_topics, n_top), dtype object
+    weights : ndarray of shape (n_topics, n_top)
+
+    Examples
+    --------
+    >>> from sklearn_topicfac.inspection import TopTerms
+    >>> table = TopTerms([["cat", "dog"], ["stock", "bond"]], [[0.5, 0.3], [0.6, 0.2]])
+    >>> print(table)
+    topic 0: cat dog
+    topic 1: stock bond
+    >>> print(table.to_string(weights=True))
+    topic 0: cat (0.500) dog (0.300)
+    topic 1: stock (0.600) bond (0.200)
+    >>> table.to_frame().head(2)
+       topic  rank term  weight
+    0      0     1  cat     0.5
+    1      0     2  dog     0.3
+    """
+
+    def __init__(self, terms, weights):
+        self.terms = np.asarray(terms, dtype=object)
+        self.weights = np.asarray(weights, dtype=np.float64)
+        if self.terms.ndim != 2 or self.terms.shape != self.weights.shape:
+            raise ValueError(
+                f"terms and weights must be 2-D of one shape, got "
+                f"{self.terms.shape} and {self.weights.shape}."
+            )
+
+    def __len__(self):
+        return self.terms.shape[0]
+
+    def __repr__(self):
+        return f"TopTerms(n_topics={self.terms.shape[0]}, n_top={self.terms.shape[1]})"
+
+    def __str__(self):
+        return self.to_string()
+
+    def to_string(self, weights=False, decimals=3):
+        """One line per topic: ``topic <z>: <term> ...`` (optionally with weights).
+
+        Parameters
+        ----------
+        weights : bool, default=False
+            Follow each term by its weight in parentheses.
+        decimals : int, default=3
+            Decimals of the printed weights.
+
+        Returns
+        -------
+        table : str
+        """
+        lines = []
+        for z, (terms, values) in enumerate(zip(self.terms, self.weights, strict=True)):
+            if weights:
+                cells = [
+                    f"{t} ({v:.{decimals}f})"
+                    for t, v in zip(terms, values, strict=True)
+                ]
+            else:
+                cells = [str(t) for t in terms]
+            lines.append(f"topic {z}: {' '.join(cells)}")
+        return "\n".join(lines)
+
+    def to_frame(self):
+        """The table as a long DataFrame: ``topic``, ``rank``, ``term``, ``weight``.
+
+        ``rank`` counts from 1 (the heaviest term).  For the wide layout use
+        ``.pivot(index="rank", columns="topic", values="term")``.
+
+        Returns
+        -------
+        frame : pandas.DataFrame of n_topics * n_top rows
+        """
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("to_frame needs pandas: pip install pandas.") from exc
+        k, n = self.terms.shape
+        return pd.DataFrame(
+            {
+                "topic": np.repeat(np.arange(k), n),
+                "rank": np.tile(np.arange(1, n + 1), k),
+                "term": self.terms.ravel(),
+                "weight": self.weights.ravel(),
+            }
+        )
+
+
+def top_terms(model, feature_names=None, *, n_top=10):
+    """The ``n_top`` heaviest terms of each topic, with their weights.
+
+    Terms are ranked by ``components_``; the weights are the rows of
+    ``components_`` normalized to sum to one, i.e. :math:`P(w \\mid z)` for
+    every estimator of counts (for :class:`~sklearn_topicfac.LDAVI`, the
+    posterior mean of the topic).  :class:`~sklearn_topicfac.SimplexPLSA`'s
+    real-valued bases are ranked and reported as they are.  Ties keep the
+    vocabulary order.
+
+    Parameters
+    ----------
+    model : fitted estimator, or Pipeline ending in one
+        The topic model.
+    feature_names : array-like of str, fitted vectorizer, or None, default=None
+        The vocabulary, in column order, or a fitted vectorizer (its
+        ``get_feature_names_out()``).  ``None``: the steps before the
+        estimator in a pipeline, else the estimator's ``feature_names_in_``
+        (a DataFrame's columns), else ``term0``, ``term1``, ...
+    n_top : int, default=10
+        Terms per topic (at most ``n_features``).
+
+    Returns
+    -------
+    table : TopTerms
+        ``print(table)`` for a text table, ``table.to_frame()`` for a
+        DataFrame, ``table.terms`` and ``table.weights`` for the arrays.
+
+    Examples
+    --------
+    >>> from sklearn.feature_extraction.text import CountVectorizer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn_topicfac import PLSI
+    >>> from sklearn_topicfac.inspection import top_terms
+    >>> docs = ["cats chase mice", "mice fear cats", "cats and mice",
+    ...         "stocks fell sharply", "bond markets fell", "stocks and bonds"]
+    >>> pipe = make_pipeline(CountVectorizer(), PLSI(n_components=2, random_state=0))
+    >>> pipe = pipe.fit(docs)
+    >>> table = top_terms(pipe, n_top=2)
+    >>> sorted(sorted(row) for row in table.terms.tolist())
+    [['cats', 'mice'], ['fell', 'stocks']]
+    """
+    _, estimator = _fitted_estimator(model)
+    C = np.asarray(estimator.components_, dtype=np.float64)
+    names = _vocabulary(model, feature_names, C.shape[1])
+    if not (isinstance(n_top, (int, np.integer)) and n_top >= 1):
+        raise ValueError(f"n_top must be a positive integer, got {n_top!r}.")
+    order = np.argsort(-C, axis=1, kind="stable")[:, : min(int(n_top), C.shape[1])]
+    weights = np.take_along_axis(_topic_term_distributions(C), order, axis=1)
+    return TopTerms(names[order], weights)
+
+
+# ---------------------------------------------------------------- pyLDAvis
+def to_pyldavis(model, X, feature_names=None):
+    """The inputs of ``pyLDAvis.prepare`` for a fitted model and its documents.
+
+    ``pyLDAvis.prepare(**to_pyldavis(model, X))`` draws the usual
+    inter-topic distance map and term-relevance bars; pyLDAvis itself is not
+    needed here.  The distributions are those ``score`` uses: the documents'
+    topic proportions :math:`P(z \\mid d)` are folded in with the topics
+    fixed, the topics are :math:`P(w \\mid z)`.
+
+    Parameters
+    ----------
+    model : fitted estimator of counts, or Pipeline ending in one
+        Any estimator of the package except
+        :class:`~sklearn_topicfac.SimplexPLSA` (its data are not counts).
+    X : {array-like, sparse matrix} of shape (n_documents, n_features), or raw documents
+        The documents to show, usually the training corpus; raw documents
+        when ``model`` is a pipeline starting with a vectorizer.
+    feature_names : array-like of str, fitted vectorizer, or None, default=None
+        The vocabulary (see :func:`top_terms`).
+
+    Returns
+    -------
+    data : dict
+        ``topic_term_dists`` (n_topics, n_features), rows sum to one;
+        ``doc_topic_dists`` (n_documents, n_topics), rows sum to one;
+        ``doc_lengths`` (n_documents,), words per document;
+        ``vocab`` (n_features,), the terms;
+        ``term_frequency`` (n_features,), the terms' counts in ``X``.
+        pyLDAvis divides by the term frequencies: drop the terms that do not
+        occur in ``X`` (``term_frequency == 0``) first if there are any.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import KLNMF
+    >>> from sklearn_topicfac.inspection import to_pyldavis
+    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
+    >>> data = to_pyldavis(KLNMF(n_components=2, random_state=0).fit(X), X)
+    >>> sorted(data)
+    ['doc_lengths', 'doc_topic_dists', 'term_frequency', 'topic_term_dists', 'vocab']
+    >>> np.allclose(data["doc_topic_dists"].sum(axis=1), 1)
+    True
+    >>> data["doc_lengths"].tolist(), data["term_frequency"].tolist()
+    ([8.0, 11.0, 11.0, 8.0], [9.0, 10.0, 10.0, 9.0])
+    """
+    head, estimator = _fitted_estimator(model)
+    if not hasattr(estimator, "_topic_mixture"):
+        raise TypeError(
+            f"{type(estimator).__name__} does not model counts; pyLDAvis shows "
+            "topic models of documents."
+        )
+    theta, counts = _doc_topic(head, estimator, X)
+    phi = _topic_term_distributions(estimator.components_)
+    counts = sp.csr_matrix(counts)
+    return {
+        "topic_term_dists": phi,
+        "doc_topic_dists": theta,
+        "doc_lengths": np.asarray(counts.sum(axis=1), dtype=np.float64).ravel(),
+        "vocab": _vocabulary(model, feature_names, phi.shape[1]),
+        "term_frequency": np.asarray(counts.sum(axis=0), dtype=np.float64).ravel(),
+    }
+
+
+# ------------------------------------------------------------------ plots
+def plot_top_terms(model, feature_names=None, *, n_top=10, n_cols=4, topics=None):
+    """Bar charts of the top terms of each topic, one panel per topic.
+
+    Parameters
+    ----------
+    model : fitted estimator, or Pipeline ending in one
+        The topic model.
+    feature_names : array-like of str, fitted vectorizer, or None, default=None
+        The vocabulary (see :func:`top_terms`).
+    n_top : int, default=10
+        Terms per panel.
+    n_cols : int, default=4
+        Panels per row.
+    topics : sequence of int or None, default=None
+        The topics to draw; ``None`` draws all.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import PLSI
+    >>> from sklearn_topicfac.inspection import plot_top_terms
+    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
+    >>> model = PLSI(n_components=2, random_state=0).fit(X)
+    >>> fig = plot_top_terms(model, ["cat", "dog", "stock", "bond"], n_top=3)
+    >>> len(fig.axes)
+    2
+    """
+    plt = _pyplot()
+    table = top_terms(model, feature_names, n_top=n_top)
+    topics = list(range(len(table))) if topics is None else list(topics)
+    n_cols = max(1, min(n_cols, len(topics)))
+    n_rows = -(-len(topics) // n_cols)
+    fig, axes = plt.subplots(
+        n_rows,
+        n_cols,
+        figsize=(3.2 * n_cols, 0.25 * table.terms.shape[1] * n_rows + 1.2 * n_rows),
+        squeeze=False,
+        constrained_layout=True,
+    )
+    for ax in axes.ravel()[len(topics) :]:
+        ax.remove()
+    for ax, z in zip(axes.ravel(), topics, strict=False):
+        terms, weights = table.terms[z], table.weights[z]
+        positions = np.arange(len(terms))[::-1]
+        ax.barh(positions, weights, color=f"C{z % 10}")
+        ax.set_yticks(positions, [str(t) for t in terms])
+        ax.set_title(f"topic {z}")
+        ax.tick_params(axis="x", labelsize="small")
+    return fig
+
+
+def plot_loss_history(estimator, ax=None):
+    """The training objective after every iteration of a fit.
+
+    ``loss_history_`` against the iteration.  For
+    :class:`~sklearn_topicfac.HybridNMFPLSI` the switches between its NMF and
+    PLSI phases are marked.
+
+    Parameters
+    ----------
+    estimator : fitted estimator, or Pipeline ending in one
+        Any estimator of the package.
+    ax : matplotlib Axes or None, default=None
+        Where to draw; ``None`` makes a new figure.
+
+    Returns
+    -------
+    ax : matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import KLNMF
+    >>> from sklearn_topicfac.inspection import plot_loss_history
+    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
+    >>> ax = plot_loss_history(KLNMF(n_components=2, random_state=0).fit(X))
+    >>> ax.get_ylabel()
+    'objective (loss_history_)'
+    """
+    plt = _pyplot()
+    _, est = _fitted_estimator(estimator)
+    history = np.asarray(est.loss_history_)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 3.5), constrained_layout=True)
+    ax.plot(np.arange(history.size), history, marker="." if history.size < 60 else None)
+    for boundary in np.cumsum(getattr(est, "phase_n_iter_", []))[:-1]:
+        ax.axvline(boundary, color="0.7", linestyle=":", linewidth=1)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("objective (loss_history_)")
+    ax.set_title(f"{type(est).__name__}, {est.n_iter_} iterations")
+    return ax
+
+
+def plot_document_map(model, X, *, labels=None, feature_names=None, ax=None):
+    """Documents placed by their topic proportions on a 2-D topic polygon.
+
+    Topic :math:`z` sits at the vertex :math:`v_z = (\\cos 2\\pi z/K,
+    \\sin 2\\pi z/K)` of a regular polygon, and document :math:`d` at
+    :math:`\\sum_z P(z \\mid d) v_z`: a document about one topic sits at its
+    vertex, a mixture between them.  For three topics this is the topic
+    simplex itself; for more it is a projection (different mixtures can
+    share a point).  Points are coloured by ``labels`` when given, else by
+    the dominant topic.
+
+    Parameters
+    ----------
+    model : fitted estimator, or Pipeline ending in one
+        The topic model.
+    X : {array-like, sparse matrix} or raw documents
+        The documents to place (raw documents for a pipeline).
+    labels : array-like of shape (n_documents,) or None, default=None
+        Class of each document, for the colours.
+    feature_names : array-like of str, fitted vectorizer, or None, default=None
+        Vocabulary used to name the vertices by their top three terms; by
+        default that of the pipeline or the estimator.
+    ax : matplotlib Axes or None, default=None
+        Where to draw; ``None`` makes a new figure.
+
+    Returns
+    -------
+    ax : matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import PLSI
+    >>> from sklearn_topicfac.inspection import plot_document_map
+    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
+    >>> model = PLSI(n_components=3, random_state=0).fit(X)
+    >>> ax = plot_document_map(model, X, labels=[0, 0, 1, 1])
+    >>> ax.collections[0].get_offsets().shape
+    (4, 2)
+    """
+    plt = _pyplot()
+    from matplotlib.colors import ListedColormap
+
+    head, estimator = _fitted_estimator(model)
+    theta, _ = _doc_topic(head, estimator, X)
+    k = theta.shape[1]
+    angles = 2 * np.pi * np.arange(k) / k + np.pi / 2
+    vertices = np.column_stack([np.cos(angles), np.sin(angles)])
+    points = theta @ vertices
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 5.5), constrained_layout=True)
+    if labels is None:
+        colours, legend_title = theta.argmax(axis=1), "dominant topic"
+    else:
+        colours, legend_title = np.asarray(labels), "label"
+    classes, codes = np.unique(colours, return_inverse=True)
+    palette = plt.get_cmap("tab10" if classes.size <= 10 else "tab20").colors
+    scatter = ax.scatter(
+        points[:, 0],
+        points[:, 1],
+        c=codes,
+        cmap=ListedColormap(palette[: classes.size] if classes.size <= 20 else palette),
+        vmin=-0.5,
+        vmax=classes.size - 0.5,
+        s=8,
+        alpha=0.6,
+        linewidths=0,
+    )
+    if classes.size <= 20:
+        handles = scatter.legend_elements()[0]
+        ax.legend(
+            handles, [str(c) for c in classes], title=legend_title, fontsize="small"
+        )
+    table = top_terms(model, feature_names, n_top=3)
+    polygon = np.vstack([vertices, vertices[:1]])
+    ax.plot(polygon[:, 0], polygon[:, 1], color="0.6", linewidth=0.8)
+    for z, (x, y) in enumerate(vertices):
+        ax.annotate(
+            f"{z}: {' '.join(map(str, table.terms[z]))}",
+            (x, y),
+            xytext=(1.08 * x, 1.08 * y),
+            ha="center",
+            va="center",
+            fontsize="small",
+        )
+    ax.set_aspect("equal")
+    ax.set_xlim(-1.45, 1.45)
+    ax.set_ylim(-1.3, 1.3)
+    ax.set_axis_off()
+    return ax

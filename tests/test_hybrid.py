@@ -1,0 +1,296 @@
+"""HybridNMFPLSI (paper 001) and the smoothed K-means start every estimator inherits."""
+
+import pickle
+import re
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _corpora import planted_counts
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_topicfac import KLNMF, PLSI, HybridNMFPLSI, JointNMF, NormalizedNMF
+from sklearn_topicfac._base import _kmeans_labels
+from sklearn_topicfac.metrics import clustering_accuracy
+
+X_PLANTED = planted_counts(n=120, m=80, k=4, seed=0)
+
+
+def _blocks(n_per_class=15, n_classes=3, m_per_class=8, seed=0):
+    """Documents of ``n_classes`` disjoint vocabularies, plus light noise."""
+    rng = np.random.default_rng(seed)
+    n, m = n_per_class * n_classes, m_per_class * n_classes
+    rate = np.full((n, m), 0.05)
+    y = np.repeat(np.arange(n_classes), n_per_class)
+    for c in range(n_classes):
+        rate[y == c, c * m_per_class : (c + 1) * m_per_class] = 3.0
+    return rng.poisson(rate).astype(np.float64), y
+
+
+# ------------------------------------------------------ scikit-learn checks
+# Fewer rounds and iterations than the defaults, to keep the checks fast.
+@parametrize_with_checks([HybridNMFPLSI(n_rounds=3, max_iter=50)])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+# --------------------------------------------------- the K-means start (base)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_kmeans_start_matches_its_definition(sparse):
+    X, _ = _blocks()
+    X[4] = 0  # a document without words
+    Xs = sp.csr_matrix(X) if sparse else X
+    k = 3
+    est = KLNMF(n_components=k, init="kmeans", random_state=0)
+    W, H = est._kmeans_start(sp.csr_matrix(Xs))
+    labels = _kmeans_labels(sp.csr_matrix(X), k, 0)
+    n_d = X.sum(axis=1)
+    # W = N_d * P(z|d), with P(z|d) = (indicator + 0.2) / (1 + 0.2 k).
+    expected = np.full((X.shape[0], k), 0.2)
+    expected[np.arange(X.shape[0]), labels] += 1
+    expected *= (n_d / (1 + 0.2 * k))[:, None]
+    assert_allclose(W, expected, rtol=1e-12)
+    assert_allclose(W.sum(axis=1), n_d, rtol=1e-12)
+    # H = P(w|z): each cluster's summed counts, floored, normalized.
+    assert_allclose(H.sum(axis=1), 1, rtol=1e-12)
+    assert np.all(H > 0)
+    for z in range(k):
+        counts = X[labels == z].sum(axis=0)
+        ratio = H[z] / (counts + 1e-3 / k * X.sum(axis=0))
+        assert_allclose(ratio, ratio[0], rtol=1e-12)
+
+
+def test_kmeans_start_recovers_separated_clusters():
+    X, y = _blocks()
+    labels = _kmeans_labels(sp.csr_matrix(X), 3, 0)
+    assert clustering_accuracy(y, labels) == 1.0
+
+
+@pytest.mark.parametrize("Estimator", [KLNMF, NormalizedNMF, PLSI, JointNMF])
+def test_every_estimator_offers_the_kmeans_start(Estimator):
+    X, y = _blocks()
+    est = Estimator(n_components=3, init="kmeans", random_state=0, max_iter=50)
+    est.fit(X)
+    again = Estimator(n_components=3, init="kmeans", random_state=0, max_iter=50)
+    assert_array_equal(again.fit(X).components_, est.components_)
+    assert clustering_accuracy(y, est.transform(X).argmax(axis=1)) == 1.0
+    assert np.all(np.diff(est.loss_history_) <= 1e-10 * est.loss_history_[0])
+
+
+def test_kmeans_start_needs_enough_documents():
+    X = X_PLANTED[:3].toarray()
+    with pytest.raises(
+        ValueError, match="init='kmeans' needs n_components <= n_samples = 3"
+    ):
+        KLNMF(n_components=4, init="kmeans").fit(X)
+    # The hybrid's default start falls back to "random" instead of raising.
+    est = HybridNMFPLSI(n_components=4, max_iter=5, random_state=0).fit(X)
+    assert est.components_.shape == (4, X.shape[1])
+
+
+def test_default_init_is_the_kmeans_start():
+    params = dict(n_components=4, random_state=3, max_iter=30)
+    a = HybridNMFPLSI(**params).fit(X_PLANTED)
+    b = HybridNMFPLSI(init="kmeans", **params).fit(X_PLANTED)
+    assert_array_equal(a.loss_history_, b.loss_history_)
+    c = HybridNMFPLSI(init="nndsvda", **params).fit(X_PLANTED)
+    assert a.loss_history_[0] != c.loss_history_[0]
+
+
+# ----------------------------------------------------------- the objective
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("seed", range(4))
+def test_objective_never_rises_from_phase_to_phase(seed):
+    X = planted_counts(n=120, m=80, k=4, seed=seed)
+    est = HybridNMFPLSI(n_components=6, random_state=seed, n_rounds=6).fit(X)
+    phases = est.phase_losses_
+    assert len(phases) == 2 * est.n_rounds_ + 1
+    assert np.all(np.diff(phases) <= 1e-12 * phases[0])
+    # ... nor within a phase.
+    history = est.loss_history_
+    assert np.all(np.diff(history) <= 1e-12 * history[0])
+    # The phase boundaries are entries of the iteration history.
+    boundaries = np.concatenate([[0], np.cumsum(est.phase_n_iter_)])
+    assert_allclose(history[boundaries], phases, rtol=1e-12)
+    assert est.n_iter_ == est.phase_n_iter_.sum() == len(history) - 1
+    assert est.loss_ == phases[-1] == history[-1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ends_no_higher_than_nmf_only_and_plsi_only(seed):
+    X = planted_counts(n=120, m=80, k=4, seed=seed)
+    params = dict(n_components=6, random_state=seed, max_iter=200, tol=1e-4)
+    hybrid = HybridNMFPLSI(**params).fit(X)
+    nmf = KLNMF(init="kmeans", **params).fit(X)
+    plsi = PLSI(init="kmeans", **params).fit(X)
+    assert hybrid.loss_ <= nmf.loss_
+    assert hybrid.loss_ <= plsi.loss_
+    assert hybrid.n_rounds_ >= 2  # it did alternate
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_phases_are_klnmf_then_plsi():
+    params = dict(n_components=5, max_iter=40, tol=1e-4)
+    hybrid = HybridNMFPLSI(random_state=0, n_rounds=2, **params).fit(X_PLANTED)
+    nmf = KLNMF(init="kmeans", random_state=0, **params).fit(X_PLANTED)
+    assert_allclose(hybrid.phase_losses_[1], nmf.loss_, rtol=1e-12)
+    plsi = PLSI(init="custom", **params).fit(
+        X_PLANTED, W=nmf.embedding_, H=nmf.components_
+    )
+    assert_allclose(hybrid.phase_losses_[2], plsi.loss_, rtol=1e-12)
+    assert hybrid.phase_n_iter_[0] == nmf.n_iter_
+    assert hybrid.phase_n_iter_[1] == plsi.n_iter_
+
+
+def test_rounds_stop_when_a_round_no_longer_lowers_the_objective():
+    est = HybridNMFPLSI(n_components=4, random_state=0, tol=1e-3, n_rounds=50)
+    est.fit(X_PLANTED)
+    phases = est.phase_losses_
+    last_round = phases[-3] - phases[-1]
+    assert last_round <= 1e-3 * phases[0]
+    if est.n_rounds_ > 1:
+        assert phases[-5] - phases[-3] > 1e-3 * phases[0]
+
+
+def test_tol_zero_runs_every_round_and_iteration():
+    est = HybridNMFPLSI(n_components=3, random_state=0, tol=0, max_iter=4, n_rounds=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est.fit(X_PLANTED)
+    assert est.n_rounds_ == 3
+    assert_array_equal(est.phase_n_iter_, [4] * 6)
+    assert est.n_iter_ == 24
+
+
+def test_convergence_warning():
+    with pytest.warns(ConvergenceWarning, match="HybridNMFPLSI did not converge"):
+        HybridNMFPLSI(n_components=4, random_state=0, n_rounds=1, tol=1e-9).fit(
+            X_PLANTED
+        )
+
+
+def test_verbose_prints_one_line_per_phase(capsys):
+    HybridNMFPLSI(
+        n_components=3, random_state=0, n_rounds=2, tol=0, max_iter=3, verbose=1
+    ).fit(X_PLANTED)
+    lines = capsys.readouterr().out.splitlines()
+    phase_lines = [ln for ln in lines if ln.startswith("[HybridNMFPLSI] round")]
+    assert len(phase_lines) == 4
+    assert re.search(r"round 2 PLSI\s+3 iterations\s+objective \S+", phase_lines[-1])
+
+
+# ------------------------------------------------- the fitted representation
+def test_fitted_parametrization_is_plsi():
+    est = HybridNMFPLSI(n_components=4, random_state=0).fit(X_PLANTED)
+    assert_allclose(est.components_.sum(axis=1), 1, rtol=1e-12)
+    assert_allclose(est.p_d_given_z_.sum(axis=0), 1, rtol=1e-12)
+    assert_allclose(est.p_z_.sum(), 1, rtol=1e-12)
+    assert_allclose(est.embedding_.sum(axis=1), 1, rtol=1e-12)
+    # N P(z) P(d|z) P(w|z) reproduces the final objective.
+    W = est.p_d_given_z_ * est.p_z_ * X_PLANTED.sum()
+    nmf = KLNMF(n_components=4)
+    assert_allclose(nmf._loss(X_PLANTED, W, est.components_), est.loss_, rtol=1e-12)
+
+
+def test_clusters_separated_corpus():
+    X, y = _blocks(seed=1)
+    est = HybridNMFPLSI(n_components=3, random_state=0)
+    theta = est.fit_transform(X)
+    assert clustering_accuracy(y, theta.argmax(axis=1)) == 1.0
+    assert clustering_accuracy(y, est.embedding_.argmax(axis=1)) == 1.0
+    assert_allclose(theta.sum(axis=1), 1)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_transform_is_plsi_fold_in(sparse):
+    X = X_PLANTED if sparse else X_PLANTED.toarray()
+    est = HybridNMFPLSI(n_components=4, random_state=0).fit(X)
+    plsi = PLSI(n_components=4, max_iter=est.max_iter, tol=est.tol)
+    plsi.components_, plsi.p_z_ = est.components_, est.p_z_
+    plsi.n_features_in_ = est.n_features_in_
+    assert_array_equal(est.transform(X), plsi.transform(X))
+    assert_array_equal(est.fit_transform(X), est.transform(X))
+    idx = [5, 0, 17, 17]
+    assert_array_equal(est.transform(X[idx]), est.transform(X)[idx])
+    assert_allclose(est.inverse_transform(est.transform(X)).sum(axis=1), 1)
+
+
+def test_empty_document_gets_the_prior():
+    X = X_PLANTED.toarray()
+    X[7] = 0
+    est = HybridNMFPLSI(n_components=4, random_state=0).fit(X)
+    assert_allclose(est.embedding_[7], est.p_z_, rtol=1e-12)
+    assert_allclose(est.transform(np.zeros((1, X.shape[1])))[0], est.p_z_)
+
+
+# ------------------------------------------------------- shared contracts
+def test_sparse_equals_dense():
+    params = dict(n_components=4, random_state=0, max_iter=30, n_rounds=3)
+    dense = HybridNMFPLSI(**params).fit(X_PLANTED.toarray())
+    for X in (X_PLANTED, sp.csc_matrix(X_PLANTED)):
+        est = HybridNMFPLSI(**params).fit(X)
+        assert_allclose(est.components_, dense.components_, rtol=1e-10)
+        assert_allclose(est.phase_losses_, dense.phase_losses_, rtol=1e-10)
+        assert_allclose(est.transform(X), dense.transform(X_PLANTED), rtol=1e-10)
+
+
+def test_float32_preserved_and_close_to_float64():
+    params = dict(n_components=4, random_state=0, max_iter=20, n_rounds=2, tol=0)
+    e64 = HybridNMFPLSI(**params).fit(X_PLANTED)
+    e32 = HybridNMFPLSI(**params).fit(X_PLANTED.astype(np.float32))
+    T32 = e32.transform(X_PLANTED.astype(np.float32))
+    for value in (e32.components_, e32.embedding_, e32.p_z_, T32):
+        assert value.dtype == np.float32
+    # 80 multiplicative iterations compound float32 rounding (eps ~ 1e-7).
+    assert_allclose(e32.phase_losses_, e64.phase_losses_, rtol=1e-4)
+    assert_allclose(e32.components_, e64.components_, rtol=1e-2, atol=1e-6)
+
+
+def test_input_never_modified():
+    X = X_PLANTED.copy()
+    X.data[:3] = 0  # stored zeros, to be dropped on a copy
+    snapshot = (X.data.copy(), X.indices.copy(), X.indptr.copy())
+    est = HybridNMFPLSI(n_components=3, random_state=0, max_iter=20)
+    est.fit_transform(X)
+    est.score(X)
+    for before, after in zip(snapshot, (X.data, X.indices, X.indptr), strict=True):
+        assert_array_equal(before, after)
+    n, m = X.shape
+    W, H = np.ones((n, 3)), np.ones((3, m))
+    W[:, 0] += 1
+    W0, H0 = W.copy(), H.copy()
+    HybridNMFPLSI(n_components=3, init="custom", max_iter=5).fit(X, W=W, H=H)
+    assert_array_equal(W, W0)
+    assert_array_equal(H, H0)
+
+
+@pytest.mark.parametrize("n_rounds", [0, 1.5, "2"])
+def test_bad_n_rounds_raises(n_rounds):
+    with pytest.raises(ValueError, match="n_rounds"):
+        HybridNMFPLSI(n_rounds=n_rounds).fit(X_PLANTED)
+
+
+def test_negative_input_raises():
+    X = X_PLANTED.toarray()
+    X[0, 0] = -1
+    with pytest.raises(ValueError, match="Negative values.*HybridNMFPLSI"):
+        HybridNMFPLSI(n_components=2).fit(X)
+
+
+def test_clone_pickle_and_grid_search():
+    est = HybridNMFPLSI(n_components=3, random_state=0, max_iter=30).fit(X_PLANTED)
+    restored = pickle.loads(pickle.dumps(est))
+    assert_array_equal(restored.transform(X_PLANTED), est.transform(X_PLANTED))
+    assert_array_equal(clone(est).fit(X_PLANTED).components_, est.components_)
+    search = GridSearchCV(
+        HybridNMFPLSI(random_state=0, max_iter=30, n_rounds=2),
+        {"n_components": [2, 4]},
+        cv=3,
+    ).fit(X_PLANTED)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    assert list(est.get_feature_names_out()) == [f"hybridnmfplsi{i}" for i in range(3)]

@@ -1,0 +1,705 @@
+"""LDAVI and GammaPoissonVI: scikit-learn oracles, monotone bound, priors, float32."""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.special import gammaln, psi
+from sklearn.decomposition import LatentDirichletAllocation
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils import gen_batches
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_topicfac import LDAVI, GammaPoissonVI
+from sklearn_topicfac._kernels import (
+    dirichlet_kl,
+    lda_e_step,
+    lda_log_likelihood,
+    normalize_rows,
+)
+
+K = 4
+
+
+def _lda_corpus(n=150, m=60, k=K, seed=0, dtype=np.float64):
+    """Counts from the LDA generative model, documents of 10 to 300 words."""
+    rng = np.random.default_rng(seed)
+    theta = rng.dirichlet(np.full(k, 0.3), size=n)
+    beta = rng.dirichlet(np.full(m, 0.1), size=k)
+    lengths = rng.integers(10, 300, size=n)
+    X = rng.poisson(lengths[:, None] * (theta @ beta)).astype(dtype)
+    return sp.csr_matrix(X)
+
+
+X = _lda_corpus()
+N_DOCS = X.shape[0]
+
+
+def _with_topics(lam, **params):
+    """A fitted LDAVI whose topics are then set to ``lam`` (an oracle's state)."""
+    est = LDAVI(lam.shape[0], max_iter=1, tol=0, random_state=0, **params).fit(X)
+    est.components_ = lam.copy()
+    return est
+
+
+def _sklearn_epochs(n_epochs, learning_method="batch", batch_size=40, seed=3):
+    """The body of scikit-learn's fit loop, with LDAVI's E-step starts.
+
+    scikit-learn starts every training E-step from a random draw; LDAVI
+    only the first (on the random start topics), and the others from all
+    ones -- scikit-learn's own start when its ``random_state_`` is None.
+    """
+    sk = LatentDirichletAllocation(
+        K, learning_method=learning_method, batch_size=batch_size, random_state=seed
+    )
+    sk._init_latent_vars(X.shape[1])
+    for _ in range(n_epochs):
+        if learning_method == "online":
+            for batch in gen_batches(N_DOCS, batch_size):
+                sk._em_step(X[batch], total_samples=N_DOCS, batch_update=False)
+                sk.random_state_ = None
+        else:
+            sk._em_step(X, total_samples=N_DOCS, batch_update=True)
+            sk.random_state_ = None
+    return sk
+
+
+# ------------------------------------------------------ scikit-learn's checks
+# The checks fit with few epochs on purpose; "did not converge" is expected
+# there (test_convergence_on_the_relative_bound_change tests the warning).
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@parametrize_with_checks(
+    [
+        LDAVI(),
+        LDAVI(topic_word_prior=None),
+        LDAVI(learning_method="online", doc_topic_prior=1.5),
+        GammaPoissonVI(),
+    ]
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+# ------------------------------------------------- oracle: scikit-learn's LDA
+# scikit-learn evaluates the digamma function with a fast asymptotic series
+# (AS 103) that differs from scipy.special.psi by up to ~2e-9 (observed
+# 1.7e-9 near x = 6).  The E-step iterates a contraction whose rate can be
+# close to one for slowly converging documents, which amplifies that by
+# ~1 / (1 - rate): the E-step results agree to ~2e-6 relative (observed),
+# inside the rtol=1e-5 asked for.  The bound is a sum of terms evaluated at
+# those iterates, and agrees to ~1e-10 relative (observed); rtol=1e-7 leaves
+# a wide margin while any formula error would show at 1e-3 or more.
+@pytest.mark.parametrize(
+    "doc_topic_prior, topic_word_prior", [(None, "auto"), (2.5, 3.0)]
+)
+def test_e_step_statistics_bound_and_m_step_match_sklearn(
+    doc_topic_prior, topic_word_prior
+):
+    sk = LatentDirichletAllocation(K, max_iter=3, random_state=0).fit(X)
+    if doc_topic_prior is not None:
+        # scikit-learn's parameter validation caps its priors at 1; its
+        # E-step, bound and M-step take any positive value.
+        sk.doc_topic_prior_ = doc_topic_prior
+        sk.topic_word_prior_ = topic_word_prior
+    lam = sk.components_
+    ours = _with_topics(
+        lam, doc_topic_prior=doc_topic_prior, topic_word_prior=topic_word_prior
+    )
+    # E-step from the deterministic start of scikit-learn's transform.
+    gamma_sk, counts_sk = sk._e_step(X, cal_sstats=True, random_init=False)
+    gamma, stats = ours._doc_step(X, np.ones((N_DOCS, K)), lam)
+    assert_allclose(gamma, gamma_sk, rtol=1e-5)
+    assert_allclose(stats["counts"], counts_sk, rtol=1e-5)
+    assert_allclose(ours.transform(X), sk.transform(X), rtol=1e-5)
+    # The evidence lower bound equals scikit-learn's score.
+    assert_allclose(ours.score(X), sk.score(X), rtol=1e-7)
+    # One batch M-step from these statistics: scikit-learn's update.
+    H, doc_scale = ours._topic_step(lam, stats)
+    assert doc_scale is None
+    assert_allclose(H, sk.topic_word_prior_ + counts_sk, rtol=1e-5)
+
+
+def test_batch_epoch_from_the_same_state_matches_sklearn():
+    # A whole epoch (E-step, then M-step) from a state that is not the start.
+    sk = LatentDirichletAllocation(K, max_iter=2, random_state=0).fit(X)
+    lam = sk.components_.copy()
+    ours = _with_topics(lam)
+    sk.random_state_ = None  # E-step from all ones, as LDAVI's
+    sk._em_step(X, total_samples=N_DOCS, batch_update=True)
+    _, H, _ = ours._iterate(X, np.ones((N_DOCS, K)), lam)
+    assert_allclose(H, sk.components_, rtol=1e-5)
+
+
+@pytest.mark.parametrize("learning_method", ["batch", "online"])
+@pytest.mark.parametrize("n_epochs", [1, 3])
+def test_fit_matches_sklearn_fit_loop(learning_method, n_epochs):
+    # Same random_state: LDAVI draws the topics' start as scikit-learn does.
+    sk = _sklearn_epochs(n_epochs, learning_method)
+    ours = LDAVI(
+        K,
+        learning_method=learning_method,
+        batch_size=40,
+        max_iter=n_epochs,
+        tol=0,
+        random_state=3,
+    ).fit(X)
+    assert_allclose(ours.components_, sk.components_, rtol=1e-5)
+    assert ours.n_batch_iter_ == sk.n_batch_iter_
+    # After a single epoch the topics are barely apart, the fold-in
+    # contracts slowly and amplifies the digamma difference the most
+    # (observed 1.2e-5 relative on one entry): rtol=1e-4 here, 1e-5 in the
+    # E-step test above with fitted topics.
+    assert_allclose(ours.transform(X), sk.transform(X), rtol=1e-4)
+    assert_allclose(-ours.loss_, sk.score(X), rtol=1e-7)
+
+
+def test_partial_fit_matches_sklearn_online_update():
+    params = dict(
+        batch_size=50, total_samples=5000, learning_decay=0.6, learning_offset=4.0
+    )
+    sk = LatentDirichletAllocation(K, random_state=0, **params)
+    ours = LDAVI(K, random_state=0, **params)
+    sk.partial_fit(X[:100])
+    ours.partial_fit(X[:100])
+    assert ours.n_batch_iter_ == sk.n_batch_iter_ == 3
+    # From exactly the same state (topics, step counter; scikit-learn's
+    # E-step from all ones), one more call.
+    ours.components_ = sk.components_.copy()
+    sk.random_state_ = None
+    sk.n_batch_iter_ = ours.n_batch_iter_ = 9
+    sk.partial_fit(X[100:])
+    ours.partial_fit(X[100:])
+    assert_allclose(ours.components_, sk.components_, rtol=1e-5)
+    assert ours.n_batch_iter_ == sk.n_batch_iter_ == 10
+
+
+def test_online_with_full_batches_and_no_decay_is_batch_learning():
+    # rho = (offset + t) ** 0 = 1 and D / |b| = 1: each online step is the
+    # batch M-step, from the same warm-started E-steps.
+    batch = LDAVI(K, max_iter=5, tol=0, random_state=0).fit(X)
+    online = LDAVI(
+        K,
+        learning_method="online",
+        batch_size=N_DOCS,
+        learning_decay=0.0,
+        max_iter=5,
+        tol=0,
+        random_state=0,
+    ).fit(X)
+    assert_allclose(online.components_, batch.components_, rtol=1e-12)
+    assert_allclose(online.loss_history_, batch.loss_history_, rtol=1e-12)
+
+
+# ----------------------------------------------- the bound never decreases
+def _tightened(est, H, gamma):
+    """Bound of the topics H after continuing the E-step 1000x further.
+
+    The E-step that stopped at ``gamma`` (mean absolute change of each
+    document's gamma below ``mean_change_tol``) is resumed from there with a
+    1000 times smaller threshold: the same ascent, only longer, so the
+    difference to the bound at ``gamma`` is exactly what the stopping rule
+    left undone (never negative, up to rounding).
+    """
+    alpha = est.doc_topic_prior_
+    B = est._topic_expectation(H, np.arange(H.shape[1]))
+    gamma, y = lda_e_step(
+        X, gamma, B, alpha, max_iter=100_000, tol=est.mean_change_tol / 1000
+    )
+    return lda_log_likelihood(X, y) - dirichlet_kl(gamma, alpha) + est._topic_bound(H)
+
+
+def _epochs(est, n_epochs, start=None, tighten=True):
+    """Run ``est``'s epochs through its hooks: f(lambda_t), and tightened f.
+
+    ``start(epoch)`` gives the training E-step's start; None is LDAVI's own
+    (all ones, the start of every E-step: then the training E-step *is* the
+    evaluation E-step).  ``f`` is always evaluated as LDAVI (and
+    scikit-learn's ``score``) does: E-step from all ones.
+    """
+    W, H = est._initialize(X, None, None)
+    bounds, tight = [], []
+    for epoch in range(n_epochs + 1):
+        gamma, doc_bound, _ = est._e_step(X, H)
+        bounds.append(doc_bound + est._topic_bound(H))
+        if tighten:
+            tight.append(_tightened(est, H, gamma))
+        if epoch == n_epochs:
+            break
+        if start is None:
+            W, H, _ = est._iterate(X, W, H)
+        else:
+            counts = est._e_step(X, H, start(epoch))[2]
+            H = est._topic_step(H, {"counts": counts})[0]
+    return np.array(bounds), np.array(tight)
+
+
+# loss_history_[t] is -f(lambda_t), minus the bound of the topics after t
+# epochs with the E-step's gamma for them.  The M-step maximizes
+# L(E(lambda_t), .), so L(E(lambda_t), lambda_{t+1}) >= f(lambda_t); the next
+# E-step ascends L(., lambda_{t+1}) and can end below that level only by what
+# its stopping rule leaves undone.  So the justified tolerance for a decrease
+# at epoch t+1 is the gap between f(lambda_{t+1}) and the same E-step run
+# 1000x further (`_tightened`), plus float64 rounding: each value is a sum of
+# ~1e4 terms (nnz + (n_samples + n_features) * k) whose magnitudes add up to
+# less than ~50 |f| (the log-gamma terms of the KL parts cancel), so its
+# rounding error is below 1e4 * 2.2e-16 * 50 |f| ~ 1e-10 |f|.  (In exact
+# arithmetic this also assumes the continued E-step reaches the best of the
+# document's local optima; with the all-ones start it does here.)
+@pytest.mark.parametrize(
+    "e_step, topic_word_prior",
+    [
+        ({}, "auto"),
+        ({"max_doc_update_iter": 1}, None),
+        ({"mean_change_tol": 0.5}, 2.0),
+    ],
+    ids=["default", "one-sweep-point-topics", "loose-tol-eta-2"],
+)
+def test_batch_bound_never_decreases_beyond_the_stopping_rule(e_step, topic_word_prior):
+    params = dict(topic_word_prior=topic_word_prior, tol=0, random_state=0, **e_step)
+    est = LDAVI(K, max_iter=15, **params).fit(X)
+    h = est.loss_history_
+    assert len(h) == 16 and est.loss_ == h[-1]
+    bounds, tight = _epochs(LDAVI(K, **params).fit(X[:5]), 15)
+    # loss_history_ is exactly -f(lambda_t) = -score(X) after t >= 1 epochs
+    # (at t = 0 the E-step is the first one, from the random draw).
+    assert_allclose(-h[1:], bounds[1:], rtol=1e-12)
+    rounding = 1e-10 * abs(bounds[0])
+    assert np.all(tight >= bounds - rounding)
+    # The first epoch's E-step starts from the random draw, not from the
+    # evaluated all-ones start, so the argument holds from the second on.
+    assert np.all(tight[2:] >= bounds[1:-1] - rounding)
+    assert bounds[1] > bounds[0]
+    if not e_step:
+        # With the default stopping rule the gaps are too small to show:
+        # the bound itself never goes down on this corpus.
+        assert np.all(np.diff(bounds) >= -rounding)
+
+
+def test_sklearn_scheme_lowers_the_bound():
+    # Why scikit-learn's batch perplexity is not monotone (its issue #6777):
+    # each of its epochs starts the training E-step from a fresh random
+    # draw, but its score and perplexity evaluate the bound with another
+    # E-step, from all ones.  The M-step raises the bound at the random
+    # start's gamma, not at the evaluated one, so once an epoch's gain is
+    # below the difference between the two truncated E-steps, the reported
+    # bound goes down.  A short E-step (two sweeps) shows it within 60
+    # epochs here; with the defaults it shows after ~100 epochs on 20
+    # Newsgroups.  LDAVI's epochs, with the same stopping rule, never do.
+    params = dict(max_doc_update_iter=2, tol=0, random_state=0)
+    rng = np.random.RandomState(0)
+    sklearn_scheme, _ = _epochs(
+        LDAVI(K, **params).fit(X[:5]),
+        60,
+        start=lambda epoch: rng.gamma(100.0, 0.01, (N_DOCS, K)),
+        tighten=False,
+    )
+    ours = -LDAVI(K, max_iter=60, **params).fit(X).loss_history_
+    rounding = 1e-10 * abs(ours[0])
+    assert np.diff(sklearn_scheme).min() < -1e3 * rounding
+    assert np.diff(ours).min() >= -rounding
+
+
+def test_convergence_on_the_relative_bound_change():
+    est = LDAVI(K, max_iter=500, tol=1e-4, random_state=0).fit(X)
+    h = est.loss_history_
+    assert est.n_iter_ < 500
+    assert h[-3] - h[-2] <= 1e-4 * abs(h[0])
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        LDAVI(K, max_iter=2, tol=1e-4, random_state=0).fit(X)
+
+
+# ------------------------------------------------------------------- priors
+def _reference_e_step(Xd, B, alpha, n_sweeps):
+    """Blei et al.'s per-document updates with explicit phi (dense, tiny only)."""
+    gamma = np.ones((Xd.shape[0], B.shape[0]))
+    for _ in range(n_sweeps):
+        e_log_theta = psi(gamma) - psi(gamma.sum(axis=1, keepdims=True))
+        # phi[d, w, k] proportional to exp(E log theta_dk) * B_kw
+        phi = np.exp(e_log_theta)[:, None, :] * B.T[None, :, :]
+        phi /= phi.sum(axis=2, keepdims=True)
+        gamma = alpha + np.einsum("dw,dwk->dk", Xd, phi)
+    return gamma
+
+
+def _reference_bound(Xd, gamma, lam, alpha, eta):
+    """The evidence lower bound written term by term (Blei et al., A.3)."""
+    e_log_theta = psi(gamma) - psi(gamma.sum(axis=1, keepdims=True))
+    e_log_beta = psi(lam) - psi(lam.sum(axis=1, keepdims=True))
+    logits = e_log_theta[:, None, :] + e_log_beta.T[None, :, :]
+    data = np.sum(Xd * np.log(np.exp(logits).sum(axis=2)))
+    k, m = lam.shape
+    doc = np.sum(
+        gammaln(alpha.sum())
+        - gammaln(alpha).sum()
+        + ((alpha - gamma) * e_log_theta).sum(axis=1)
+        - gammaln(gamma.sum(axis=1))
+        + gammaln(gamma).sum(axis=1)
+    )
+    topic = np.sum(
+        gammaln(m * eta)
+        - m * gammaln(eta)
+        + ((eta - lam) * e_log_beta).sum(axis=1)
+        - gammaln(lam.sum(axis=1))
+        + gammaln(lam).sum(axis=1)
+    )
+    return data + doc + topic
+
+
+def test_vector_doc_topic_prior_and_priors_above_one():
+    alpha = np.array([3.0, 0.5, 2.0, 1.5])
+    est = LDAVI(
+        K, doc_topic_prior=alpha, topic_word_prior=2.5, max_iter=20, random_state=0
+    )
+    est.set_params(tol=0).fit(X)
+    assert_array_equal(est.doc_topic_prior_, alpha)
+    assert est.topic_word_prior_ == 2.5
+    lam = est.components_
+    B = np.exp(psi(lam) - psi(lam.sum(axis=1, keepdims=True)))
+    Xd = X.toarray()
+    # The vectorized E-step equals the textbook per-document updates.
+    gamma_ref = _reference_e_step(Xd, B, alpha, n_sweeps=7)
+    gamma, _ = lda_e_step(X, np.ones((N_DOCS, K)), B, alpha, max_iter=7, tol=0)
+    assert_allclose(gamma, gamma_ref, rtol=1e-10)
+    # The bound (score) equals the term-by-term formula, at the fold-in gamma.
+    gamma_fold = est._fold_in(X)
+    assert_allclose(
+        est.score(X), _reference_bound(Xd, gamma_fold, lam, alpha, 2.5), rtol=1e-10
+    )
+    # The prior shows in the fold-in: a larger alpha_k pulls the proportions
+    # of short documents towards topic k, compared with a symmetric prior.
+    symmetric = _with_topics(lam, doc_topic_prior=alpha.mean(), topic_word_prior=2.5)
+    short = np.asarray(X.sum(axis=1)).ravel() < 40
+    shift = est.transform(X)[short].mean(axis=0) - symmetric.transform(X)[short].mean(
+        axis=0
+    )
+    assert shift[0] > 0 > shift[1]
+    h = est.loss_history_
+    assert np.all(np.diff(h) <= 1e-10 * abs(h[0]))
+
+
+@pytest.mark.parametrize("doc_topic_prior", [[1.0, 2.0], [1.0, -1.0, 1.0, 1.0]])
+def test_bad_doc_topic_prior_is_a_clear_error(doc_topic_prior):
+    with pytest.raises(ValueError, match="doc_topic_prior"):
+        LDAVI(K, doc_topic_prior=doc_topic_prior).fit(X)
+
+
+def test_custom_start():
+    H = np.ones((K, X.shape[1]))
+    first = LDAVI(K, init="custom", max_iter=1, tol=0, random_state=5).fit(X, H=H)
+    # One epoch from the topics H: its E-step starts from the random draw
+    # (no topics drawn before it), then the M-step.
+    gamma0 = np.random.RandomState(5).gamma(100.0, 0.01, (N_DOCS, K))
+    one = _with_topics(H)
+    expected = one.topic_word_prior_ + one._e_step(X, H, gamma0)[2]
+    assert_allclose(first.components_, expected, rtol=1e-12)
+    H[0, 0] = 0.0
+    with pytest.raises(ValueError, match="strictly positive"):
+        LDAVI(K, init="custom").fit(X, H=H)
+    with pytest.raises(ValueError, match="no start for the documents"):
+        LDAVI(K, init="custom").fit(X, W=np.ones((N_DOCS, K)), H=H + 1)
+    with pytest.raises(ValueError, match="init='custom'"):
+        LDAVI(K).fit(X, H=H + 1)
+    with pytest.raises(ValueError, match="needs the topics' start"):
+        LDAVI(K, init="custom").fit(X)
+
+
+def test_point_estimate_topics():
+    est = LDAVI(K, topic_word_prior=None, max_iter=30, random_state=0).fit(X)
+    assert est.topic_word_prior_ is None
+    # components_ are expected counts: they add up to the corpus's words.
+    assert_allclose(est.components_.sum(), X.sum(), rtol=1e-10)
+    # No topic term in the bound, so score is the documents' bound only.
+    N = X.sum()
+    assert_allclose(np.log(est.perplexity(X)), -est.score(X) / N, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- perplexity
+def test_perplexity_is_a_per_word_average_of_documents():
+    est = LDAVI(K, max_iter=20, random_state=0).fit(X)
+    # log-perplexity of a corpus = word-weighted mean of its parts'.
+    parts = [X[:7], X[7:60], X[60:]]
+    words = np.array([p.sum() for p in parts])
+    logs = np.array([np.log(est.perplexity(p)) for p in parts])
+    assert_allclose(np.log(est.perplexity(X)), words @ logs / words.sum(), rtol=1e-12)
+    # score = documents' bound + topics' bound; perplexity leaves the latter out.
+    topic_bound = -dirichlet_kl(est.components_, est.topic_word_prior_)
+    doc_bound = -np.log(est.perplexity(X)) * X.sum()
+    assert_allclose(est.score(X), doc_bound + topic_bound, rtol=1e-12)
+
+
+def test_held_out_perplexity_does_not_explode_on_small_sets():
+    # scikit-learn's issue #20032: its perplexity is exp(-score / words), so
+    # the topics' term of the bound (KL(q(beta) || p(beta)), of size
+    # ~ n_components * n_features whatever the evaluated corpus) is divided
+    # by the evaluated words and inflates the perplexity by exp(KL / words).
+    train, held_out = X[:120], X[120:]
+    est = LDAVI(K, max_iter=20, random_state=0).fit(train)
+    topic_kl = dirichlet_kl(est.components_, est.topic_word_prior_)
+    lengths = np.asarray(held_out.sum(axis=1)).ravel()
+    order = np.argsort(lengths)
+    full = est.perplexity(held_out)
+    for small in (held_out[order[:1]], held_out[order[:3]], held_out):
+        words = small.sum()
+        ours = est.perplexity(small)
+        with_topic_term = np.exp(-est.score(small) / words)
+        assert_allclose(np.log(with_topic_term / ours), topic_kl / words, rtol=1e-9)
+        # Ours stays of the order of the held-out corpus's perplexity.
+        assert full / 3 < ours < 3 * full
+    # On the shortest document the topic term alone multiplies the
+    # scikit-learn-style perplexity by more than 10.
+    assert topic_kl / lengths.min() > np.log(10)
+
+
+def test_perplexity_errors():
+    est = LDAVI(K, max_iter=2, tol=0, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="no words"):
+        est.perplexity(np.zeros((2, X.shape[1])))
+    with pytest.raises(ValueError, match="features"):
+        est.perplexity(X[:, :5])
+
+
+# ----------------------------------------------------------------- float32
+@pytest.mark.parametrize("learning_method", ["batch", "online"])
+@pytest.mark.parametrize("sparse", [True, False])
+def test_float32_end_to_end(learning_method, sparse):
+    X32 = X.astype(np.float32) if sparse else X.toarray().astype(np.float32)
+    # mean_change_tol=0: every document makes max_doc_update_iter sweeps in
+    # both precisions, so no stopping decision can flip between them.
+    params = dict(
+        learning_method=learning_method,
+        batch_size=50,
+        mean_change_tol=0,
+        max_doc_update_iter=30,
+        max_iter=8,
+        tol=0,
+        random_state=0,
+    )
+    e32 = LDAVI(K, **params).fit(X32)
+    T = e32.transform(X32)
+    for value in (e32.components_, e32.embedding_, T, e32.inverse_transform(T)):
+        assert value.dtype == np.float32
+    assert e32.fit_transform(X32).dtype == np.float32
+    e32.partial_fit(X32[:30])
+    assert e32.components_.dtype == np.float32
+    assert np.isfinite(e32.score(X32)) and np.isfinite(e32.perplexity(X32))
+
+    e32 = LDAVI(K, **params).fit(X32)
+    e64 = LDAVI(K, **params).fit(X32.astype(np.float64))
+    # float32 rounds each operation to ~6e-8 relative; 8 epochs of 30
+    # contracting sweeps compound that to ~1e-5 (observed); rtol=1e-3 keeps
+    # a wide margin and still catches any float32-only bug.
+    assert_allclose(e32.components_, e64.components_, rtol=1e-3)
+    assert_allclose(e32.transform(X32), e64.transform(X32), rtol=1e-3, atol=1e-6)
+    assert_allclose(e32.loss_history_, e64.loss_history_, rtol=1e-5)
+
+
+def test_float32_bound_never_decreases():
+    X32 = X.astype(np.float32)
+    est = LDAVI(K, max_iter=40, tol=0, random_state=0).fit(X32)
+    h = est.loss_history_
+    # The data term uses float32 products exp(E log theta) @ B of k terms:
+    # each log carries an absolute error of ~(k + 2) eps32, weighted by the
+    # counts; two evaluations differ by at most twice that.
+    slack = 2 * (K + 2) * np.finfo(np.float32).eps * X.sum()
+    assert np.all(np.diff(h) <= slack), (np.diff(h).max(), slack)
+    assert h[-1] < h[0]
+
+
+# ----------------------------------------------------- transform and data
+def test_transform_is_deterministic_and_per_document():
+    est = LDAVI(K, max_iter=10, random_state=0).fit(X)
+    full = est.transform(X)
+    assert_allclose(full.sum(axis=1), 1.0, rtol=1e-12)
+    # A document's sweeps never use another document's numbers, but its
+    # padded width (and so the BLAS summation order, over zeros) depends on
+    # the documents it is chunked with: last-bit differences, which the
+    # slowly contracting sweeps can amplify a few hundred times.
+    idx = np.array([7, 0, 131, 3, 3, 12])
+    assert_allclose(est.transform(X[idx]), full[idx], rtol=1e-10)
+    assert_allclose(est.transform(X[5:6]), full[5:6], rtol=1e-10)
+    assert_array_equal(est.transform(X), full)
+    assert_array_equal(
+        est.fit_transform(X), LDAVI(**est.get_params()).fit(X).transform(X)
+    )
+    # A document without words gets the prior mean.
+    empty = est.transform(np.zeros((1, X.shape[1])))
+    assert_allclose(empty[0], np.full(K, 1 / K), rtol=1e-12)
+
+
+def test_sparse_dense_and_explicit_zeros_agree():
+    params = dict(max_iter=5, tol=0, random_state=0)
+    a = LDAVI(K, **params).fit(X)
+    b = LDAVI(K, **params).fit(X.toarray())
+    Xz = X.tocoo()
+    rows = np.r_[Xz.row, 0, 5]
+    cols = np.r_[Xz.col, 1, 2]
+    vals = np.r_[Xz.data, 0.0, 0.0]
+    mask = X[0, 1] == 0 and X[5, 2] == 0
+    assert mask
+    Xe = sp.csr_matrix((vals, (rows, cols)), shape=X.shape)
+    assert Xe.nnz == X.nnz + 2
+    c = LDAVI(K, **params).fit(Xe)
+    for other in (b, c):
+        assert_allclose(other.components_, a.components_, rtol=1e-12)
+        assert_allclose(other.loss_history_, a.loss_history_, rtol=1e-12)
+
+
+def test_callers_data_is_not_modified():
+    Xs = X.copy()
+    Xd = X.toarray()
+    snap = (Xs.data.copy(), Xs.indices.copy(), Xs.indptr.copy(), Xd.copy())
+    H = np.ones((K, X.shape[1]))
+    for learning_method in ("batch", "online"):
+        est = LDAVI(K, learning_method=learning_method, max_iter=2, tol=0)
+        est.fit(Xs)
+        est.partial_fit(Xd)
+        est.transform(Xs), est.score(Xd), est.perplexity(Xs)
+        LDAVI(K, init="custom", max_iter=2, tol=0).fit(Xd, H=H)
+    assert_array_equal(Xs.data, snap[0])
+    assert_array_equal(Xs.indices, snap[1])
+    assert_array_equal(Xs.indptr, snap[2])
+    assert_array_equal(Xd, snap[3])
+    assert_array_equal(H, 1.0)
+
+
+def test_inverse_transform_gives_word_distributions():
+    est = LDAVI(K, max_iter=5, tol=0, random_state=0).fit(X)
+    P = est.inverse_transform(est.transform(X[:10]))
+    assert P.shape == (10, X.shape[1])
+    assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+    with pytest.raises(ValueError, match="inverse_transform expects"):
+        est.inverse_transform(np.ones((2, K + 1)))
+
+
+def test_grid_search_uses_the_bound():
+    search = GridSearchCV(
+        LDAVI(max_iter=5, tol=0, random_state=0), {"n_components": [2, 4]}, cv=2
+    )
+    search.fit(X)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    assert_allclose(search.score(X), search.best_estimator_.score(X))
+
+
+def test_verbose_lines(capsys):
+    LDAVI(K, max_iter=3, tol=0, verbose=2, random_state=0).fit(X)
+    lines = capsys.readouterr().out.splitlines()
+    pattern = re.compile(r"^\[LDAVI\] iteration\s+\d+\s+objective\s+\S+")
+    assert sum(bool(pattern.search(ln)) for ln in lines) == 3
+    assert "stopped after 3 iterations" in lines[-1]
+
+
+def test_partial_fit_feature_mismatch_and_fresh_start():
+    est = LDAVI(K, random_state=0, batch_size=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.partial_fit(X)
+    assert est.n_iter_ == 0 and est.n_batch_iter_ == 5
+    with pytest.raises(ValueError, match="features"):
+        est.partial_fit(X[:, :10])
+
+
+# ------------------------------------------- Gamma-Poisson (paper 002, App. E)
+def _reference_iterates(Xd, theta_factor, starts, beta, alpha, n_sweeps):
+    """Alg. 5 (LDA) or Alg. 7 (Gamma-Poisson) as written, dense, fixed sweeps.
+
+    ``theta_factor(a)`` is exp(E[log theta]) of the model: Dirichlet
+    exp(psi(a) - psi(sum a)) for LDA, Gamma exp(psi(a)) / (b + 1) for GaP.
+    Each epoch's E-step starts from ``starts[epoch]``.
+    """
+    def ratio(T):  # X / (T beta), where X is non-zero only
+        return np.divide(Xd, T @ beta, out=np.zeros_like(Xd), where=Xd > 0)
+
+    for a in starts:
+        for _ in range(n_sweeps):
+            T = theta_factor(a)
+            a = alpha + T * (ratio(T) @ beta.T)
+        T = theta_factor(a)
+        beta = normalize_rows(beta * (T.T @ ratio(T)))[0]
+    return a, beta
+
+
+def test_lemma_e3_gamma_poisson_iterates_equal_lda():
+    b, n_epochs, n_sweeps = 0.7, 4, 5
+    alpha = np.array([0.3, 1.0, 0.1, 2.0])
+    params = dict(
+        doc_topic_prior=alpha,
+        max_iter=n_epochs,
+        mean_change_tol=0,
+        max_doc_update_iter=n_sweeps,
+        tol=0,
+        random_state=0,
+    )
+    gap = GammaPoissonVI(K, doc_topic_rate=b, **params).fit(X)
+    lda = LDAVI(K, topic_word_prior=None, **params).fit(X)
+    # The start both estimators use: topics, then the first E-step's gamma.
+    rng = np.random.RandomState(0)
+    lam0 = rng.gamma(100.0, 0.01, (K, X.shape[1]))
+    starts = [rng.gamma(100.0, 0.01, (N_DOCS, K))] + [np.ones((N_DOCS, K))] * (
+        n_epochs - 1
+    )
+    Xd, beta0 = X.toarray(), normalize_rows(lam0)[0]
+
+    def dirichlet(a):
+        return np.exp(psi(a) - psi(a.sum(axis=1, keepdims=True)))
+
+    def gamma_poisson(a):
+        return np.exp(psi(a)) / (b + 1)
+
+    a_lda, beta_lda = _reference_iterates(Xd, dirichlet, starts, beta0, alpha, 5)
+    a_gap, beta_gap = _reference_iterates(
+        Xd, gamma_poisson, starts, beta0, alpha, n_sweeps
+    )
+    # Lemma E.3 itself, on the algorithms as written in the paper ...
+    assert_allclose(a_gap, a_lda, rtol=1e-10)
+    assert_allclose(beta_gap, beta_lda, rtol=1e-10)
+    # ... and both estimators follow them.
+    assert_allclose(normalize_rows(lda.components_)[0], beta_lda, rtol=1e-10)
+    assert_allclose(normalize_rows(gap.components_)[0], beta_gap, rtol=1e-10)
+    assert_allclose(gap.embedding_, a_gap / (b + 1), rtol=1e-10)
+    assert_allclose(lda.embedding_, normalize_rows(a_lda)[0], rtol=1e-10)
+
+
+@pytest.mark.parametrize("b", [0.1, 1.0, 3.0])
+def test_gamma_poisson_bound_adds_the_document_lengths(b):
+    # Lemma E.1: the Gamma-Poisson model is LDA times a negative-binomial
+    # model of each document's length.  At the same gamma the bounds differ
+    # by exactly that log-probability, plus the log multinomial coefficient
+    # log(N_d! / prod_w X_dw!) that the LDA bound leaves out.
+    alpha = np.array([0.5, 2.0, 1.0, 0.1])
+    params = dict(doc_topic_prior=alpha, max_iter=8, tol=0, random_state=0)
+    gap = GammaPoissonVI(K, doc_topic_rate=b, **params).fit(X)
+    lda = LDAVI(K, topic_word_prior=None, **params).fit(X)
+    assert_allclose(gap.components_, lda.components_, rtol=1e-12)
+    a0, n_d = alpha.sum(), np.asarray(X.sum(axis=1)).ravel()
+    log_nb = (
+        gammaln(n_d + a0)
+        - gammaln(a0)
+        - gammaln(n_d + 1)
+        + a0 * np.log(b / (b + 1))
+        - n_d * np.log(b + 1)
+    )
+    log_multinomial = gammaln(n_d + 1).sum() - gammaln(X.data + 1).sum()
+    assert_allclose(
+        gap.score(X) - lda.score(X), log_nb.sum() + log_multinomial, rtol=1e-10
+    )
+    h = gap.loss_history_
+    assert np.all(np.diff(h[1:]) <= 1e-10 * abs(h[0]))
+
+
+def test_gamma_poisson_outputs():
+    b = 0.05
+    gap = GammaPoissonVI(K, doc_topic_rate=b, max_iter=20, random_state=0).fit(X)
+    W = gap.transform(X)
+    n_d = np.asarray(X.sum(axis=1)).ravel()
+    # E[theta] sums to (N_d + sum(alpha)) / (b + 1) per document ...
+    assert_allclose(W.sum(axis=1), (n_d + 1.0) / (b + 1), rtol=1e-10)
+    # ... and with a small rate, E[theta] @ beta has the counts' row sums.
+    assert_allclose(gap.inverse_transform(W).sum(axis=1), (n_d + 1) / (b + 1))
+    X32 = X.astype(np.float32)
+    g32 = GammaPoissonVI(K, max_iter=3, tol=0, random_state=0).fit(X32)
+    assert g32.transform(X32).dtype == np.float32
+    assert np.isfinite(g32.score(X32)) and np.isfinite(g32.perplexity(X32))

@@ -1,0 +1,331 @@
+"""What the fast paths must keep: the same numbers, bounded memory, no side effects.
+
+The kernels batch documents of equal length, split work over threads and
+chunk it to a memory budget; the fit loop sorts documents by length.  None
+of that may change a result beyond rounding, touch the caller's data, or
+make memory grow with ``n_samples * n_features``.  No timing is asserted
+here: speed is measured by ``benchmarks/speed/run.py``.
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _corpora import planted_counts, random_start
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.special import xlogy
+
+from sklearn_topicfac import KLNMF, PLSI, JointNMF, NormalizedNMF
+from sklearn_topicfac import _kernels as K
+
+ESTIMATORS = [KLNMF, NormalizedNMF, JointNMF, PLSI]
+
+
+def _lda_like(n=300, m=120, k=5, mean_length=40, seed=0, dtype=np.float64):
+    """Counts with many documents of equal length (so slabs occur)."""
+    rng = np.random.default_rng(seed)
+    theta = rng.dirichlet(np.full(k, 0.2), size=n)
+    phi = rng.dirichlet(np.full(m, 0.1), size=k)
+    lengths = rng.poisson(mean_length, size=n)
+    rates = theta @ phi
+    X = np.stack([rng.multinomial(nd, p) for nd, p in zip(lengths, rates, strict=True)])
+    X[7] = 0  # an empty document
+    X[11, : m // 2] = 3  # a long document
+    return sp.csr_matrix(X.astype(dtype))
+
+
+def _factors(X, k=6, seed=1, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    W = rng.random((X.shape[0], k)) + 0.05
+    H = rng.random((k, X.shape[1])) + 0.05
+    return W.astype(dtype), H.astype(dtype)
+
+
+@pytest.fixture
+def many_small_units(monkeypatch):
+    """Tiny work units and thresholds: every code path runs on small inputs."""
+    monkeypatch.setattr(K, "_CHUNK_ELEMENTS", 256)
+    monkeypatch.setattr(K, "_MIN_SLAB", 100)
+    monkeypatch.setattr(K, "_MIN_PARALLEL_WORK", 0)
+    # Threads even when the machine is busy: these tests are about results.
+    monkeypatch.setattr(K, "_BACKOFF_CALLS", 0)
+    monkeypatch.setattr(K, "_backoff", 0)
+
+
+# ------------------------------------------------------------- the kernels
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sort_rows", [False, True])
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_sampled_product_matches_dense(
+    many_small_units, monkeypatch, dtype, sort_rows, n_threads
+):
+    monkeypatch.setattr(K, "_N_THREADS", n_threads)
+    X = _lda_like(dtype=dtype)
+    if sort_rows:
+        X = X[np.argsort(np.diff(X.indptr), kind="stable")]
+    W, H = _factors(X, dtype=dtype)
+    units = K._work_units(X.indptr, W.shape[1], X.dtype.itemsize)
+    # The units cover every stored entry once; with sorted rows, both slabs
+    # and mixed blocks occur.
+    covered = [(X.indptr[s], X.indptr[e]) for s, e, _ in units]
+    assert covered[0][0] == 0 and covered[-1][1] == X.nnz
+    assert all(b == c for (_, b), (c, _) in zip(covered[:-1], covered[1:], strict=True))
+    if sort_rows:
+        assert {length > 0 for _, _, length in units} == {True, False}
+    rows, cols = X.nonzero()
+    expected = (W.astype(np.float64) @ H.astype(np.float64))[rows, cols]
+    rtol = 1e-5 if dtype == np.float32 else 1e-13
+    Y = K.product_at_nonzeros(X, W, H)
+    assert Y.dtype == dtype
+    assert_allclose(Y, expected, rtol=rtol)
+
+
+def test_sorted_rows_form_slabs(many_small_units):
+    X = _lda_like()
+    X = X[np.argsort(np.diff(X.indptr), kind="stable")]
+    units = K._work_units(X.indptr, 6)
+    slab_entries = sum(
+        X.indptr[e] - X.indptr[s] for s, e, length in units if length > 0
+    )
+    assert slab_entries > 0.5 * X.nnz
+    for s, e, length in units:
+        if length > 0:
+            assert np.all(np.diff(X.indptr[s : e + 1]) == length)
+
+
+def test_results_do_not_depend_on_the_number_of_threads(many_small_units, monkeypatch):
+    X = _lda_like()
+    W, H = _factors(X)
+    R = K.ratio_at_nonzeros(X, W, H)
+    results = {}
+    for n_threads in (1, 2, 5):
+        monkeypatch.setattr(K, "_N_THREADS", n_threads)
+        results[n_threads] = (
+            K.product_at_nonzeros(X, W, H),
+            K.mu_update_w(R, W, H),
+            K.transposed_product(W, R),
+            K.kl_divergence_from_ratio(X, R, W, H),
+        )
+    for n_threads in (2, 5):
+        # Every stored entry and every row is computed by the same code
+        # whatever the split; only sums over row ranges are regrouped.
+        assert_array_equal(results[n_threads][0], results[1][0])
+        assert_array_equal(results[n_threads][1], results[1][1])
+        assert_allclose(results[n_threads][2], results[1][2], rtol=1e-13)
+        assert_allclose(results[n_threads][3], results[1][3], rtol=1e-13)
+    assert_allclose(results[1][2], np.asarray((R.T @ W).T), rtol=1e-13)
+    assert_allclose(results[1][1], W * (R @ H.T) / H.sum(axis=1), rtol=1e-13)
+
+
+def test_busy_machine_fallback_changes_no_result(many_small_units, monkeypatch):
+    # With the thread setting fixed, running serially (as after a slow
+    # parallel call) gives bit-for-bit the results of running in parallel.
+    monkeypatch.setattr(K, "_N_THREADS", 3)
+    X = _lda_like()
+    W0, H0 = random_start(X, 4)
+    W, H = _factors(X)
+    R = K.ratio_at_nonzeros(X, W, H)
+    results = []
+    for backoff in (0, 10**9):
+        monkeypatch.setattr(K, "_backoff", backoff)
+        fit = KLNMF(4, init="custom", max_iter=5, tol=0).fit(X, W=W0, H=H0)
+        results.append(
+            (
+                K.mu_doc_step(X, W, H)[1],
+                K.transposed_product(W, R),
+                K.em_update_w(R, W, H),
+                K.kl_divergence_from_ratio(X, R, W, H),
+                fit.components_,
+                fit.loss_history_,
+            )
+        )
+    for threaded, serial in zip(*results, strict=True):
+        assert_array_equal(threaded, serial)
+
+
+def test_threads_back_off_when_they_get_no_cpu(monkeypatch):
+    import time
+
+    monkeypatch.setattr(K, "_N_THREADS", 2)
+    monkeypatch.setattr(K, "_MIN_PARALLEL_WORK", 0)
+    monkeypatch.setattr(K, "_backoff", 0)
+    assert K._n_threads(1) == 2
+    # Sleeping threads use no CPU: exactly what a busy machine looks like.
+    K._run_parallel([lambda: time.sleep(0.02)] * 2)
+    assert K._backoff == K._BACKOFF_CALLS
+    assert [K._n_threads(1) for _ in range(K._BACKOFF_CALLS)] == [1] * K._BACKOFF_CALLS
+    assert K._n_threads(1) == 2
+
+
+def test_threaded_kernels_leave_inputs_alone(many_small_units, monkeypatch):
+    monkeypatch.setattr(K, "_N_THREADS", 3)
+    X = _lda_like()
+    W, H = _factors(X)
+    before = [a.copy() for a in (X.data, X.indices, X.indptr, W, H)]
+    R = K.ratio_at_nonzeros(X, W, H)
+    K.em_step(R, W, H)
+    K.mu_update_w(R, W, H)
+    K.kl_divergence_from_ratio(X, R, W, H)
+    for a, b in zip(before, (X.data, X.indices, X.indptr, W, H), strict=True):
+        assert_array_equal(a, b)
+
+
+def test_worker_errors_and_errstate_reach_the_caller():
+    def overflow():
+        return np.multiply(np.float64(1e308), 10.0)
+
+    # The workers run in a copy of the caller's context: NumPy's errstate
+    # applies there too, and their exceptions surface in the caller.
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        K._run_parallel([lambda: 1, overflow])
+    with np.errstate(over="ignore"):
+        assert K._run_parallel([lambda: 1, overflow]) == [1, np.inf]
+
+    def fail():
+        raise KeyError("from a worker")
+
+    with pytest.raises(KeyError, match="from a worker"):
+        K._run_parallel([lambda: 1, fail, lambda: 3])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sort_rows", [False, True])
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_fused_doc_step_equals_the_separate_kernels(
+    many_small_units, monkeypatch, dtype, sort_rows, n_threads
+):
+    monkeypatch.setattr(K, "_N_THREADS", n_threads)
+    X = _lda_like(dtype=dtype)
+    if sort_rows:
+        X = X[np.argsort(np.diff(X.indptr), kind="stable")]
+    W, H = _factors(X, dtype=dtype)
+    W[3, 2] = 0  # zeros of W stay zero
+    R, W_new, R_new = K.mu_doc_step(X, W, H)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    expected_R = K.ratio_at_nonzeros(X, W, H)
+    expected_W = K.mu_update_w(expected_R, W, H)
+    assert R.dtype == W_new.dtype == R_new.dtype == dtype
+    assert_allclose(R.data, expected_R.data, rtol=rtol)
+    assert_allclose(W_new, expected_W, rtol=rtol)
+    assert W_new[3, 2] == 0
+    assert np.all(W_new[np.diff(X.indptr) == 0] == 0)  # empty documents
+    assert_allclose(R_new.data, K.ratio_at_nonzeros(X, expected_W, H).data, rtol=rtol)
+    assert np.array_equal(R_new.indptr, X.indptr)
+
+
+def test_objective_equals_the_xlogy_formula():
+    X = _lda_like()
+    W, H = _factors(X)
+    R = K.ratio_at_nonzeros(X, W, H)
+    R.data[::7] = 0.0  # an underflowed ratio is read as the smallest normal
+    X = X.copy()
+    X.data[::11] = 0.0  # a stored zero of X contributes nothing
+    tiny = np.finfo(R.dtype).tiny
+    expected = (
+        np.sum(xlogy(X.data, np.maximum(R.data, tiny)))
+        - X.data.sum()
+        + W.sum(axis=0) @ H.sum(axis=1)
+    )
+    assert_allclose(K.kl_divergence_from_ratio(X, R, W, H), expected, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- the fits
+@pytest.mark.parametrize("Estimator", ESTIMATORS, ids=lambda c: c.__name__)
+def test_fit_is_row_permutation_equivariant(Estimator):
+    # The fit loop iterates on the documents sorted by length: permuting
+    # the documents permutes the document factor and nothing else.
+    X = _lda_like()
+    W0, H0 = random_start(X, 4)
+    perm = np.random.default_rng(3).permutation(X.shape[0])
+    params = dict(n_components=4, init="custom", max_iter=15, tol=0)
+    a = Estimator(**params).fit(X, W=W0, H=H0)
+    b = Estimator(**params).fit(X[perm], W=W0[perm], H=H0)
+    assert_allclose(b.components_, a.components_, rtol=1e-10)
+    assert_allclose(b.embedding_, a.embedding_[perm], rtol=1e-10)
+    assert_allclose(b.loss_history_, a.loss_history_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS, ids=lambda c: c.__name__)
+def test_threaded_fit_equals_single_threaded_fit(
+    many_small_units, monkeypatch, Estimator
+):
+    X = _lda_like()
+    W0, H0 = random_start(X, 4)
+    params = dict(n_components=4, init="custom", max_iter=10, tol=0)
+    fits = []
+    for n_threads in (1, 2):
+        monkeypatch.setattr(K, "_N_THREADS", n_threads)
+        fits.append(Estimator(**params).fit(X, W=W0, H=H0))
+    assert_allclose(fits[1].components_, fits[0].components_, rtol=1e-10)
+    assert_allclose(fits[1].embedding_, fits[0].embedding_, rtol=1e-10)
+    assert_allclose(fits[1].loss_history_, fits[0].loss_history_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS, ids=lambda c: c.__name__)
+def test_float32_fit_tracks_the_float64_fit(Estimator):
+    # float32 end to end (the fast path) stays within float32 rounding of
+    # the float64 fit over a run long enough to exercise every kernel path.
+    X = _lda_like(n=400, m=150)
+    W0, H0 = random_start(X, 5)
+    params = dict(n_components=5, init="custom", max_iter=30, tol=0)
+    f64 = Estimator(**params).fit(X, W=W0, H=H0)
+    f32 = Estimator(**params).fit(
+        X.astype(np.float32), W=W0.astype(np.float32), H=H0.astype(np.float32)
+    )
+    assert f32.components_.dtype == np.float32
+    assert_allclose(f32.loss_history_, f64.loss_history_, rtol=1e-5)
+    big = f64.components_ > 1e-3 * f64.components_.max()
+    assert_allclose(f32.components_[big], f64.components_[big], rtol=1e-2)
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS, ids=lambda c: c.__name__)
+def test_transform_is_row_permutation_equivariant(Estimator):
+    # The fold-in also runs on the documents sorted by length; each document
+    # is folded in on its own, so the order of the batch never matters.
+    X = _lda_like()
+    model = Estimator(4, random_state=0, max_iter=30).fit(X)
+    perm = np.random.default_rng(4).permutation(X.shape[0])
+    assert_allclose(model.transform(X[perm]), model.transform(X)[perm], rtol=1e-12)
+
+
+def test_fit_does_not_modify_or_keep_a_sorted_view_of_the_input():
+    X = planted_counts(n=60, m=40)
+    X = X[np.random.default_rng(0).permutation(X.shape[0])]
+    snapshot = (X.data.copy(), X.indices.copy(), X.indptr.copy())
+    KLNMF(3, random_state=0, max_iter=5, tol=0).fit(X)
+    for a, b in zip(snapshot, (X.data, X.indices, X.indptr), strict=True):
+        assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS, ids=lambda c: c.__name__)
+def test_fit_memory_is_o_nnz_plus_factors(Estimator):
+    # A 20,000 x 20,000 corpus with 10 entries per document: its dense model
+    # would take 3.2 GB.  Peak memory of a fit must be a small multiple of
+    # the sparse data plus the factors, whatever n_samples * n_features.
+    n = m = 20_000
+    k = 10
+    rng = np.random.default_rng(0)
+    per_row = rng.integers(5, 16, n)
+    indptr = np.concatenate(([0], np.cumsum(per_row)))
+    X = sp.csr_matrix(
+        (
+            rng.integers(1, 4, indptr[-1]).astype(np.float64),
+            rng.integers(0, m, indptr[-1]),
+            indptr,
+        ),
+        shape=(n, m),
+    )
+    X.sum_duplicates()
+    W0, H0 = (np.abs(a) + 0.1 for a in random_start(X, k))
+    nnz_bytes = X.nnz * (8 + 4)
+    factor_bytes = (n + m) * k * 8
+    tracemalloc.start()
+    Estimator(k, init="custom", max_iter=2, tol=0).fit(X, W=W0, H=H0)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    # The sorted copy of X, a ratio and a model value per entry, a few
+    # factor-sized temporaries, and the per-thread gather blocks.
+    bound = 4 * nnz_bytes + 8 * factor_bytes + 4 * K._N_THREADS * 8 * K._CHUNK_ELEMENTS
+    assert peak < bound, f"peak {peak / 2**20:.1f} MiB > bound {bound / 2**20:.1f} MiB"
+    assert bound < 0.05 * n * m * 8
