@@ -219,9 +219,7 @@ def _unit_product(G, W, length, local_indptr, out):
     """
     if length:
         n, k = W.shape
-        np.matmul(
-            G.reshape(n, length, k), W[:, :, None], out=out.reshape(n, length, 1)
-        )
+        np.matmul(G.reshape(n, length, k), W[:, :, None], out=out.reshape(n, length, 1))
     else:
         Wr = np.repeat(W, np.diff(local_indptr), axis=0)
         np.einsum("ij,ij->i", Wr, G, out=out)
@@ -308,9 +306,26 @@ def ratio_at_nonzeros(X, W, H):
         Same sparsity pattern as ``X`` (its index arrays are shared, not copied).
     """
     Y = product_at_nonzeros(X, W, H)
-    np.maximum(Y, np.finfo(Y.dtype).tiny, out=Y)
-    np.divide(X.data, Y, out=Y, casting="unsafe")
+    _divide_into_ratio(X.data, Y)
     return sp.csr_matrix((Y, X.indices, X.indptr), shape=X.shape, copy=False)
+
+
+def _divide_into_ratio(x, y):
+    """``y <- min(x / max(y, tiny), max)`` in place: the ratio at stored entries.
+
+    The model is floored at the smallest normal number, and the ratio capped
+    at the largest finite one of its dtype.  The cap only acts in float32 on
+    data spanning most of its range (an entry near 1e30 where the model is
+    below 1e-8): there it reads the model as ``x / max`` instead of letting
+    the ratio overflow to ``inf``, which would turn the next update into
+    NaN.  Every product of a capped ratio with a factor entry is then finite
+    or recomputed in float64 (see `_finite_or_float64`).
+    """
+    info = np.finfo(y.dtype)
+    np.maximum(y, info.tiny, out=y)
+    with np.errstate(over="ignore"):
+        np.divide(x, y, out=y, casting="unsafe")
+    np.minimum(y, info.max, out=y)
 
 
 # Entries per chunk of the objective's sums: a chunk's temporaries stay in
@@ -558,37 +573,46 @@ def mu_doc_step(X, W, H):
     )
 
 
-def _sampled_ratio_on_unit(G, W, x, length, local_indptr, tiny, out):
-    """``x / max(W @ G.T, tiny)`` at one unit's entries, into ``out``."""
+def _sampled_ratio_on_unit(G, W, x, length, local_indptr, out):
+    """The ratio ``x / (W @ G.T)`` at one unit's entries, into ``out``."""
     _unit_product(G, W, length, local_indptr, out)
-    np.maximum(out, tiny, out=out)
-    np.divide(x, out, out=out, casting="unsafe")
+    _divide_into_ratio(x, out)
+
+
+def _unit_rht(r, G, length, local_indptr):
+    """``R @ H.T`` on one unit's rows, from its ratios and gathered columns."""
+    n = local_indptr.shape[0] - 1
+    k = G.shape[1]
+    if length:
+        return np.matmul(r.reshape(n, 1, length), G.reshape(n, length, k)).reshape(n, k)
+    rows = sp.csr_matrix(
+        (r, np.arange(r.shape[0]), local_indptr), shape=(n, r.shape[0])
+    )
+    return np.asarray(rows @ G)
 
 
 def _mu_doc_on_units(X, W, Ht, h_sum, r, W_new, r_new, units):
     """`mu_doc_step` on the rows of ``units``: fills ``r``, ``W_new``, ``r_new``."""
     indptr, indices, data = X.indptr, X.indices, X.data
-    k = Ht.shape[1]
-    tiny = np.finfo(r.dtype).tiny
     for r0, r1, length in units:
         a, b = indptr[r0], indptr[r1]
         local_indptr = indptr[r0 : r1 + 1] - a
         G = np.take(Ht, indices[a:b], axis=0)
         x = data[a:b]
-        _sampled_ratio_on_unit(G, W[r0:r1], x, length, local_indptr, tiny, r[a:b])
-        if length:
-            n = r1 - r0
-            RHt = np.matmul(
-                r[a:b].reshape(n, 1, length), G.reshape(n, length, k)
-            ).reshape(n, k)
-        else:
-            rows = sp.csr_matrix(
-                (r[a:b], np.arange(b - a), local_indptr), shape=(r1 - r0, b - a)
+        _sampled_ratio_on_unit(G, W[r0:r1], x, length, local_indptr, r[a:b])
+        with np.errstate(over="ignore"):
+            RHt = _unit_rht(r[a:b], G, length, local_indptr)
+        if RHt.dtype != np.float64 and not np.isfinite(RHt).all():
+            # A capped float32 ratio times a large H entry overflowed; the
+            # update W * RHt / h_sum itself is bounded: redo it in float64.
+            RHt = _unit_rht(
+                r[a:b].astype(np.float64), G.astype(np.float64), length, local_indptr
             )
-            RHt = np.asarray(rows @ G)
-        w = _multiply_keeping_zeros(W[r0:r1], RHt, out=W_new[r0:r1])
+        # In the dtype of RHt: a float64 redo is divided before the cast back.
+        w = _multiply_keeping_zeros(W[r0:r1].astype(RHt.dtype, copy=False), RHt)
         w /= h_sum[None, :]
-        _sampled_ratio_on_unit(G, w, x, length, local_indptr, tiny, r_new[a:b])
+        W_new[r0:r1] = w
+        _sampled_ratio_on_unit(G, W_new[r0:r1], x, length, local_indptr, r_new[a:b])
 
 
 def mu_topic_update(H, WtR, w_sum):
@@ -680,6 +704,8 @@ def normalize_columns(A):
 _E_STEP_CHUNK_ELEMENTS = 1 << 17
 _PAD_FACTOR = 1.25
 _PAD_SLACK = 8
+# A chunk is swept until this fraction of its documents is left active.
+_REPOOL_FRACTION = 0.5
 
 
 def dirichlet_expectation(A):
@@ -752,24 +778,27 @@ def _length_chunks(lengths, rows, k):
     return chunks
 
 
-def _chunk_arrays(X, rows, width, B_pad):
+def _chunk_arrays(X, rows, width, Bt_pad):
     """Dense, padded views of documents ``rows`` of CSR ``X``.
 
     Returns ``G`` of shape (rows, k, width) with ``G[d, :, j]`` the column
     of ``B`` of the ``j``-th stored term of document ``d``, the counts ``x``
     (rows, width), the mask of real entries and their positions in ``X.data``.
-    Padding points at the zero column appended to ``B`` and has count 0.
+    Padding points at the zero row appended to ``Bt_pad = B.T`` and has
+    count 0.
     """
     starts = X.indptr[rows]
     lengths = X.indptr[rows + 1] - starts
     valid = np.arange(width) < lengths[:, None]
     pos = starts[:, None] + np.arange(width)
-    cols = np.full((rows.size, width), B_pad.shape[1] - 1, dtype=np.intp)
+    cols = np.full((rows.size, width), Bt_pad.shape[0] - 1, dtype=np.intp)
     cols[valid] = X.indices[pos[valid]]
-    x = np.zeros((rows.size, width), dtype=B_pad.dtype)
+    x = np.zeros((rows.size, width), dtype=Bt_pad.dtype)
     x[valid] = X.data[pos[valid]]
-    G = np.ascontiguousarray(np.take(B_pad, cols, axis=1).transpose(1, 0, 2))
-    return G, x, valid, pos
+    # mode="clip" skips take's bounds-checking copy (4x faster here); the
+    # indices are valid by construction.
+    G = np.take(Bt_pad, cols, axis=0, mode="clip").transpose(0, 2, 1)
+    return np.ascontiguousarray(G), x, valid, pos
 
 
 def _store_products(y_out, pos, valid, gamma, y):
@@ -782,7 +811,7 @@ def _store_products(y_out, pos, valid, gamma, y):
     y_out[pos[valid]] = np.maximum(y[valid], np.finfo(y.dtype).tiny)
 
 
-def _e_step_chunks(X, chunks, B_pad, alpha, max_iter, tol, gamma, sweeps, y_out):
+def _e_step_chunks(X, chunks, Bt_pad, alpha, max_iter, tol, gamma, sweeps, y_out):
     """Sweeps of `lda_e_step` over some chunks; returns the rows left active.
 
     Writes ``gamma``, ``sweeps`` and, for the finished documents, ``y_out``
@@ -792,13 +821,13 @@ def _e_step_chunks(X, chunks, B_pad, alpha, max_iter, tol, gamma, sweeps, y_out)
     finished); the others go back to the pool, to be chunked again with the
     other chunks' stragglers.
     """
-    k = B_pad.shape[0]
+    k = Bt_pad.shape[1]
     tiny = np.finfo(gamma.dtype).tiny
     # The per-document test "mean absolute change < tol", on the sum.
     threshold = tol * k
     pending = []
     for rows, width in chunks:
-        G, x, valid, pos = _chunk_arrays(X, rows, width, B_pad)
+        G, x, valid, pos = _chunk_arrays(X, rows, width, Bt_pad)
         n = rows.size
         g = gamma[rows]
         # Within the sweeps exp(psi(gamma)) stands for Theta: the missing
@@ -842,7 +871,7 @@ def _e_step_chunks(X, chunks, B_pad, alpha, max_iter, tol, gamma, sweeps, y_out)
             gamma[rows[f]] = g[f]
             live[f] = False
             n_live = int(np.count_nonzero(live))
-            if n_live and 2 * n_live > n:
+            if n_live > _REPOOL_FRACTION * n:
                 just_finished = f
                 continue
             y_f = np.matmul(t[f][:, None, :], G[f])
@@ -915,8 +944,8 @@ def lda_e_step(X, gamma, B, alpha, max_iter, tol):
         what the bound and the sufficient statistics need.
     """
     k, m = B.shape
-    B_pad = np.zeros((k, m + 1), dtype=B.dtype)
-    B_pad[:, :m] = B
+    Bt_pad = np.zeros((m + 1, k), dtype=B.dtype)
+    Bt_pad[:m] = B.T
     gamma = np.array(gamma, copy=True)
     alpha = np.asarray(alpha, dtype=gamma.dtype)
     y = np.empty(X.nnz, dtype=np.result_type(gamma.dtype, B.dtype))
@@ -926,7 +955,7 @@ def lda_e_step(X, gamma, B, alpha, max_iter, tol):
     while active.size:
         chunks = _length_chunks(lengths, active, k)
         pending = _e_step_chunks(
-            X, chunks, B_pad, alpha, max_iter, tol, gamma, sweeps, y
+            X, chunks, Bt_pad, alpha, max_iter, tol, gamma, sweeps, y
         )
         active = np.concatenate(pending) if pending else active[:0]
     return gamma, y

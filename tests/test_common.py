@@ -722,6 +722,24 @@ def nonnegative_matrices(draw):
     init=None,
     random_state=0,
 )
+# Entries from 1e-26 to 1e30 in one float32 matrix: at the start, ratios
+# x / (W H) above float32's largest value (found by CI's random generation).
+@example(
+    X=sp.csr_matrix(
+        np.array(
+            [
+                [1.0, 6.4414741e-19, 3.3558320e24],
+                [2.8342112e07, 1.0, 5.0436183e16],
+                [1e30, 1e30, 1.0],
+                [2.5191628e-12, 5.5783630e17, 6.5838331e-26],
+            ],
+            dtype=np.float32,
+        )
+    ),
+    n_components=1,
+    init=None,
+    random_state=4,
+)
 def test_property_random_nonnegative_input(
     Estimator, X, n_components, init, random_state
 ):
