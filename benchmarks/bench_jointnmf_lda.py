@@ -13,9 +13,11 @@ Everything runs in one process, on the same data, from the same start:
   that their first epochs agree).  Both are run one epoch at a time through
   the body of their ``fit`` loops (timed), and after every epoch the held-out
   perplexity is evaluated (not timed) with one function for both:
-  ``LDAVI.perplexity`` on a model holding the topics, i.e. the documents'
-  part of the bound per held-out word (scikit-learn's own ``perplexity``
-  also divides the topics' term by the held-out words, its issue #20032).
+  ``LDAVI.perplexity`` on a model holding the topics, i.e. the held-out
+  document-completion perplexity every estimator of the package reports
+  (half of each held-out document's tokens fold it in, the other half are
+  scored; scikit-learn's own ``perplexity`` divides the topics' term of its
+  bound by the held-out words, its issue #20032).
   The target is scikit-learn's final held-out perplexity; LDAVI's time to
   reach it (within 1 %) is the wall time of a public ``fit(max_iter=t)`` for
   the first such epoch ``t``, against the summed epoch times of

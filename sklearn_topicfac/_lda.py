@@ -67,8 +67,8 @@ class LDAVI(_BaseTopicModel):
     (Alg. 5 exactly): :math:`B = \\beta` and
     :math:`\\beta \\leftarrow \\mathrm{normalize\\_rows}(B \\odot \\Theta^T R)`.
 
-    Every E-step -- in ``fit``, ``partial_fit``, ``transform``, ``score``
-    -- starts from the same deterministic point, :math:`\\gamma = 1`, the
+    Every E-step -- in ``fit``, ``partial_fit``, ``transform``, ``bound``,
+    ``score`` -- starts from the same deterministic point, :math:`\\gamma = 1`, the
     start of scikit-learn's ``transform``, except the very first one, on the
     random start topics: those are all nearly uniform, the symmetric start
     would keep every document almost evenly spread over them, so it starts
@@ -76,7 +76,7 @@ class LDAVI(_BaseTopicModel):
     training E-steps do).  The documents' parameters are thus a function of
     the topics, :math:`\\gamma = E(\\lambda)`, and the quantity the fit tracks
     is :math:`f(\\lambda) = \\mathcal{L}(E(\\lambda), \\lambda)`:
-    ``loss_history_[t]`` is :math:`-f(\\lambda_t)`, exactly ``-score(X)`` of
+    ``loss_history_[t]`` is :math:`-f(\\lambda_t)`, exactly ``-bound(X)`` of
     the model after ``t`` epochs.  Two consequences:
 
     - **The bound of batch learning does not go down** (scikit-learn's
@@ -95,12 +95,18 @@ class LDAVI(_BaseTopicModel):
       first, random topics: on a generated corpus that costs 40 % in
       held-out perplexity (420 against 301 for restarts).
 
-    :meth:`perplexity` divides only the per-document part of the bound by
-    the number of words of the evaluated corpus; the topics' term, a
-    property of the fitted model of size O(n_components * n_features), is
-    not charged to the evaluated words (scikit-learn's issue #20032, where
-    held-out perplexity explodes on small sets).  :meth:`score` returns the
-    full bound, as scikit-learn does.  From the same topics this
+    :meth:`score` and :meth:`perplexity` are the held-out
+    document-completion log-likelihood per word that every estimator of the
+    package shares (see ``_BaseTopicModel.score``): each document's tokens
+    are split by binomial thinning, the E-step runs on one half, and the
+    other half is scored under the posterior mean mixture
+    :math:`P(w \\mid d) = \\mathbb{E}[\\theta_d] \\, \\mathbb{E}[\\beta]`.
+    It chooses ``n_components`` with ``GridSearchCV``, and, being a per-word
+    average of per-document terms, does not explode on small held-out sets
+    as scikit-learn's bound-based perplexity does (its issue #20032: the
+    topics' term of the bound, of size O(n_components * n_features), is
+    divided by the evaluated words).  :meth:`bound` returns the evidence
+    lower bound, scikit-learn's ``score``.  From the same topics this
     estimator's E-step, sufficient statistics, bound and M-step are
     scikit-learn's (tested).
 
@@ -171,7 +177,7 @@ default=None
         epoch's E-step, i.e. for the topics before the last M-step
         (``transform`` folds in with the final topics).
     loss_ : float
-        Final objective: minus the evidence lower bound, ``-score(X)``.
+        Final objective: minus the evidence lower bound, ``-bound(X)``.
     loss_history_ : ndarray of shape (n_iter_ + 1,)
         Minus the bound at the start (with the first E-step's gamma) and
         after every epoch.  In online
@@ -494,69 +500,36 @@ default=None
         self.components_ = H
         return self
 
-    def score(self, X, y=None):
+    def bound(self, X):
         """Evidence lower bound of ``X`` under the fitted model.
 
         Each document is folded in as by :meth:`transform`; the bound is the
         sum of the per-document terms plus the topics' term
         :math:`-\\sum_k \\mathrm{KL}(\\mathrm{Dir}(\\lambda_k) \\|
         \\mathrm{Dir}(\\eta))` (zero for point-estimate topics): the value of
-        scikit-learn's ``LatentDirichletAllocation.score``.  Higher is better.
+        scikit-learn's ``LatentDirichletAllocation.score``, and of
+        ``-loss_`` on the training data.  Higher is better.  It is a sum,
+        not a per-word average, and charges the topics' term to whatever is
+        evaluated: use :meth:`score` to compare models on held-out data.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Non-negative counts.
-        y : Ignored
-            Not used, present for API consistency.
 
         Returns
         -------
-        score : float
+        bound : float
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         return -self._loss(X, None, self.components_)
 
-    def perplexity(self, X):
-        """Per-word perplexity of ``X``: ``exp(-document bound / words)``.
-
-        .. math::
-
-            \\exp\\Big(-\\frac{\\sum_d \\mathcal{L}_d}{\\sum_{d,w} X_{dw}}\\Big),
-            \\qquad
-            \\mathcal{L}_d = \\sum_w X_{dw} \\log (\\Theta B)_{dw}
-            - \\mathrm{KL}\\big(\\mathrm{Dir}(\\gamma_d) \\|
-            \\mathrm{Dir}(\\alpha)\\big)
-
-        :math:`\\mathcal{L}_d` lower-bounds the expected log-likelihood of
-        document :math:`d` under the topic posterior, so this is an upper
-        bound on the perplexity, built from the documents of ``X`` only: the
-        log-perplexity of a corpus is the word-weighted mean of its parts'.
-        The topics' term of the bound is left out: it does not grow with
-        the evaluated corpus, and dividing it by a small held-out corpus's
-        word count is what makes scikit-learn's held-out perplexity explode
-        (its issue #20032).  For point-estimate topics it is zero anyway.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative counts with at least one word.
-
-        Returns
-        -------
-        perplexity : float
-            Lower is better; 1 is a perfect fit.
-        """
-        check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
-        total = np.sum(X.data, dtype=np.float64)
-        if total == 0:
-            raise ValueError(
-                "X contains no words (all entries are zero): its perplexity "
-                "is undefined."
-            )
-        return float(np.exp(-self._e_step(X, self.components_)[1] / total))
+    def _topic_mixture(self, X):
+        # P(w|d) under the posterior means: E[theta_d] is gamma_d normalized
+        # (the prior alpha included), E[beta_k] the normalized lambda_k.
+        theta = normalize_rows(self._fold_in(X))[0]
+        return theta, normalize_rows(self.components_.astype(X.dtype))[0]
 
     def inverse_transform(self, X):
         """Map topic proportions to word distributions ``P(w|d)``.
@@ -613,12 +586,15 @@ class GammaPoissonVI(LDAVI):
       the posterior mean topic weights, not proportions: their row sums
       are :math:`(N_d + \\sum_k \\alpha_k) / (b + 1)`, so for a small rate
       :math:`b` ``transform(X) @ beta`` approaches ``X`` (the NMF view);
-    - ``score`` is the Gamma-Poisson bound, which also models the document
+    - ``bound`` is the Gamma-Poisson bound, which also models the document
       lengths: it equals LDAVI's bound plus, per document, the log
       negative-binomial probability of its length
       :math:`N_d \\sim \\mathrm{NB}(\\sum_k \\alpha_k, b / (b + 1))` and the
-      log multinomial coefficient of its counts (Lemma E.1; tested), and
-      ``perplexity`` is built on it.
+      log multinomial coefficient of its counts (Lemma E.1; tested).
+
+    ``score`` and ``perplexity`` are the held-out completion score of every
+    estimator; the predictive word distribution
+    :math:`\\mathbb{E}[\\theta_d] \\beta`, normalized, is LDAVI's.
 
     Parameters
     ----------
@@ -652,7 +628,7 @@ default=None
         :math:`\\mathbb{E}[\\theta]` of the training documents from the last
         epoch's E-step.
     loss_ : float
-        Minus the Gamma-Poisson evidence lower bound, ``-score(X)``.
+        Minus the Gamma-Poisson evidence lower bound, ``-bound(X)``.
     loss_history_ : ndarray of shape (n_iter_ + 1,)
         Minus the bound at the start and after every epoch.
     n_iter_ : int

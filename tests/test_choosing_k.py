@@ -133,8 +133,6 @@ def test_score_is_the_held_out_completion_log_likelihood():
 
 @pytest.mark.parametrize("Estimator", COUNT_ESTIMATORS, ids=lambda cls: cls.__name__)
 def test_every_estimator_scores_by_the_same_definition(Estimator):
-    if issubclass(Estimator, sklearn_topicfac.LDAVI) and not _ldavi_scores_completion():
-        pytest.skip("LDAVI's score is still its evidence lower bound")
     X = planted_counts(n=60, m=40, seed=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -224,8 +222,6 @@ def test_simplex_score_is_the_cross_entropy_of_the_mapped_points():
 def test_grid_search_picks_the_true_number_of_topics(name):
     # The small case of examples/choosing_k.py: 5 true topics, 40,000 tokens
     # per topic (the truth is recoverable), default estimator settings.
-    if name == "LDAVI" and not _ldavi_scores_completion():
-        pytest.skip("LDAVI's score is still its evidence lower bound")
     X, _, _ = choosing_k.make_lda_corpus(
         5, tokens_per_topic=40_000, doc_length=200, n_features=1_000, random_state=0
     )
@@ -234,10 +230,6 @@ def test_grid_search_picks_the_true_number_of_topics(name):
     assert choosing_k.within(chosen, 5), (chosen, scores)
     # The curve rises to the truth, then falls.
     assert np.all(np.diff(scores[:3]) > 0), scores
-
-
-def _ldavi_scores_completion():
-    return "bound" in vars(sklearn_topicfac.LDAVI)
 
 
 def test_information_criteria_on_the_small_case():

@@ -116,7 +116,7 @@ def test_e_step_statistics_bound_and_m_step_match_sklearn(
     assert_allclose(stats["counts"], counts_sk, rtol=1e-5)
     assert_allclose(ours.transform(X), sk.transform(X), rtol=1e-5)
     # The evidence lower bound equals scikit-learn's score.
-    assert_allclose(ours.score(X), sk.score(X), rtol=1e-7)
+    assert_allclose(ours.bound(X), sk.score(X), rtol=1e-7)
     # One batch M-step from these statistics: scikit-learn's update.
     H, doc_scale = ours._topic_step(lam, stats)
     assert doc_scale is None
@@ -264,7 +264,7 @@ def test_batch_bound_never_decreases_beyond_the_stopping_rule(e_step, topic_word
     h = est.loss_history_
     assert len(h) == 16 and est.loss_ == h[-1]
     bounds, tight = _epochs(LDAVI(K, **params).fit(X[:5]), 15)
-    # loss_history_ is exactly -f(lambda_t) = -score(X) after t >= 1 epochs
+    # loss_history_ is exactly -f(lambda_t) = -bound(X) after t >= 1 epochs
     # (at t = 0 the E-step is the first one, from the random draw).
     assert_allclose(-h[1:], bounds[1:], rtol=1e-12)
     rounding = 1e-10 * abs(bounds[0])
@@ -364,10 +364,10 @@ def test_vector_doc_topic_prior_and_priors_above_one():
     gamma_ref = _reference_e_step(Xd, B, alpha, n_sweeps=7)
     gamma, _ = lda_e_step(X, np.ones((N_DOCS, K)), B, alpha, max_iter=7, tol=0)
     assert_allclose(gamma, gamma_ref, rtol=1e-10)
-    # The bound (score) equals the term-by-term formula, at the fold-in gamma.
+    # The bound equals the term-by-term formula, at the fold-in gamma.
     gamma_fold = est._fold_in(X)
     assert_allclose(
-        est.score(X), _reference_bound(Xd, gamma_fold, lam, alpha, 2.5), rtol=1e-10
+        est.bound(X), _reference_bound(Xd, gamma_fold, lam, alpha, 2.5), rtol=1e-10
     )
     # The prior shows in the fold-in: a larger alpha_k pulls the proportions
     # of short documents towards topic k, compared with a symmetric prior.
@@ -412,43 +412,48 @@ def test_point_estimate_topics():
     assert est.topic_word_prior_ is None
     # components_ are expected counts: they add up to the corpus's words.
     assert_allclose(est.components_.sum(), X.sum(), rtol=1e-10)
-    # No topic term in the bound, so score is the documents' bound only.
-    N = X.sum()
-    assert_allclose(np.log(est.perplexity(X)), -est.score(X) / N, rtol=1e-12)
+    # No topic term in the bound: it is the documents' bound only.
+    assert est._topic_bound(est.components_) == 0.0
+    assert_allclose(est.bound(X), est._e_step(X, est.components_)[1], rtol=1e-12)
+    assert_allclose(est.bound(X), -est.loss_, rtol=1e-12)
 
 
-# ---------------------------------------------------------------- perplexity
-def test_perplexity_is_a_per_word_average_of_documents():
+# ------------------------------------------------------- bound and perplexity
+def test_bound_is_the_documents_bounds_plus_the_topics_term():
     est = LDAVI(K, max_iter=20, random_state=0).fit(X)
-    # log-perplexity of a corpus = word-weighted mean of its parts'.
-    parts = [X[:7], X[7:60], X[60:]]
-    words = np.array([p.sum() for p in parts])
-    logs = np.array([np.log(est.perplexity(p)) for p in parts])
-    assert_allclose(np.log(est.perplexity(X)), words @ logs / words.sum(), rtol=1e-12)
-    # score = documents' bound + topics' bound; perplexity leaves the latter out.
     topic_bound = -dirichlet_kl(est.components_, est.topic_word_prior_)
-    doc_bound = -np.log(est.perplexity(X)) * X.sum()
-    assert_allclose(est.score(X), doc_bound + topic_bound, rtol=1e-12)
+    parts = [X[:7], X[7:60], X[60:]]
+    doc_bounds = [est.bound(p) - topic_bound for p in parts]
+    assert_allclose(est.bound(X), sum(doc_bounds) + topic_bound, rtol=1e-12)
+    # score and perplexity: the held-out completion score of every estimator,
+    # with LDA's posterior mean mixture.
+    assert_allclose(est.perplexity(X), np.exp(-est.score(X)), rtol=1e-12)
+    theta, phi = est._topic_mixture(X)
+    assert_allclose(theta, est.transform(X), rtol=1e-12)
+    assert_allclose(phi, est.components_ / est.components_.sum(axis=1)[:, None])
 
 
 def test_held_out_perplexity_does_not_explode_on_small_sets():
-    # scikit-learn's issue #20032: its perplexity is exp(-score / words), so
+    # scikit-learn's issue #20032: its perplexity is exp(-bound / words), so
     # the topics' term of the bound (KL(q(beta) || p(beta)), of size
     # ~ n_components * n_features whatever the evaluated corpus) is divided
     # by the evaluated words and inflates the perplexity by exp(KL / words).
+    # perplexity() is a per-word average of per-document terms instead.
     train, held_out = X[:120], X[120:]
     est = LDAVI(K, max_iter=20, random_state=0).fit(train)
     topic_kl = dirichlet_kl(est.components_, est.topic_word_prior_)
     lengths = np.asarray(held_out.sum(axis=1)).ravel()
     order = np.argsort(lengths)
     full = est.perplexity(held_out)
-    for small in (held_out[order[:1]], held_out[order[:3]], held_out):
+    for small in (held_out[order[:3]], held_out[order[:10]], held_out):
         words = small.sum()
-        ours = est.perplexity(small)
-        with_topic_term = np.exp(-est.score(small) / words)
-        assert_allclose(np.log(with_topic_term / ours), topic_kl / words, rtol=1e-9)
+        sklearn_style = np.exp(-est.bound(small) / words)
+        documents_only = np.exp(-(est.bound(small) + topic_kl) / words)
+        assert_allclose(
+            np.log(sklearn_style / documents_only), topic_kl / words, rtol=1e-9
+        )
         # Ours stays of the order of the held-out corpus's perplexity.
-        assert full / 3 < ours < 3 * full
+        assert full / 3 < est.perplexity(small) < 3 * full
     # On the shortest document the topic term alone multiplies the
     # scikit-learn-style perplexity by more than 10.
     assert topic_kl / lengths.min() > np.log(10)
@@ -575,7 +580,7 @@ def test_inverse_transform_gives_word_distributions():
         est.inverse_transform(np.ones((2, K + 1)))
 
 
-def test_grid_search_uses_the_bound():
+def test_grid_search_uses_the_held_out_score():
     search = GridSearchCV(
         LDAVI(max_iter=5, tol=0, random_state=0), {"n_components": [2, 4]}, cv=2
     )
@@ -610,6 +615,7 @@ def _reference_iterates(Xd, theta_factor, starts, beta, alpha, n_sweeps):
     exp(psi(a) - psi(sum a)) for LDA, Gamma exp(psi(a)) / (b + 1) for GaP.
     Each epoch's E-step starts from ``starts[epoch]``.
     """
+
     def ratio(T):  # X / (T beta), where X is non-zero only
         return np.divide(Xd, T @ beta, out=np.zeros_like(Xd), where=Xd > 0)
 
@@ -684,7 +690,7 @@ def test_gamma_poisson_bound_adds_the_document_lengths(b):
     )
     log_multinomial = gammaln(n_d + 1).sum() - gammaln(X.data + 1).sum()
     assert_allclose(
-        gap.score(X) - lda.score(X), log_nb.sum() + log_multinomial, rtol=1e-10
+        gap.bound(X) - lda.bound(X), log_nb.sum() + log_multinomial, rtol=1e-10
     )
     h = gap.loss_history_
     assert np.all(np.diff(h[1:]) <= 1e-10 * abs(h[0]))
