@@ -293,7 +293,8 @@ def test_other_text_formats(corpus_dir, capsys, name, extra):
 
 
 def test_mat_file_and_vocabulary_options(tmp_path, capsys):
-    scipy_io = pytest.importorskip("scipy.io")
+    import scipy.io as scipy_io
+
     rng = np.random.default_rng(0)
     X = np.vstack([rng.poisson(3, (15, 6)), rng.poisson(3, (15, 6))])
     X[:15, 3:] = 0

@@ -163,7 +163,8 @@ def test_pyldavis_export_of_a_text_pipeline():
 # --------------------------------------------------------------------- plots
 @pytest.fixture
 def pyplot():
-    matplotlib = pytest.importorskip("matplotlib")
+    import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
