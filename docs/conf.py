@@ -4,9 +4,12 @@ Build (from the repository root):  sphinx-build -W -b html docs docs/_build/html
 Pages are Markdown (MyST); the API pages pull the numpydoc docstrings.
 """
 
+import os
 import re
+from pathlib import Path
 
 import sklearn_topicfac
+from sklearn_topicfac._cli import _build_parser
 
 project = "sklearn-topicfac"
 author = "the sklearn-topicfac developers"
@@ -21,7 +24,7 @@ extensions = [
 ]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_generated"]
 
 # Markdown: $...$ and $$...$$ math, ::: fences, heading anchors for links.
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
@@ -38,18 +41,25 @@ autodoc_typehints = "none"
 # produces, a bare ``n_iter_`` inside a type ("shape (n_iter_ + 1,)") would be
 # a hyperlink reference.  Escape the trailing underscore outside directives
 # and literals.
-_TRAILING_UNDERSCORE = re.compile(r"(?<![`\w\\])([A-Za-z]\w*_)(?=[\s,)+\]]|$)")
+_TRAILING_UNDERSCORE = re.compile(r"(?<![`\w\\])([A-Za-z]\w*?)_(?=[\s,)+\]]|$)")
 
 
 def _escape_trailing_underscores(app, what, name, obj, options, lines):
     for i, line in enumerate(lines):
         if not line.lstrip().startswith(".. "):
-            lines[i] = _TRAILING_UNDERSCORE.sub(r"\1\\", line)
+            lines[i] = _TRAILING_UNDERSCORE.sub(r"\1\\_", line)
 
 
 def setup(app):
     # After napoleon (priority 500) has turned the sections into reST.
     app.connect("autodoc-process-docstring", _escape_trailing_underscores, 600)
+
+
+# The command-line help, as the installed command prints it (guide/cli.md).
+_generated = Path(__file__).parent / "_generated"
+_generated.mkdir(exist_ok=True)
+os.environ["COLUMNS"] = "88"
+(_generated / "cli_help.txt").write_text(_build_parser().format_help())
 
 html_theme = "alabaster"
 html_title = f"sklearn-topicfac {release}"
