@@ -47,9 +47,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._completion import completion_log_likelihood, completion_split
 from ._kernels import (
+    _multiply_keeping_zeros,
     kl_divergence_from_ratio,
     mu_update_w,
-    normalize_columns,
     normalize_rows,
     ratio_at_nonzeros,
 )
@@ -82,6 +82,17 @@ def _length_order(X):
     if np.all(lengths[1:] >= lengths[:-1]):
         return None
     return np.argsort(lengths, kind="stable")
+
+
+def _is_dask_array(X):
+    """Whether ``X`` is a dask array (without importing dask)."""
+    return type(X).__module__.startswith("dask.array") and hasattr(X, "to_delayed")
+
+
+def _is_blocks(X):
+    from .out_of_core import Blocks
+
+    return isinstance(X, Blocks)
 
 
 def _check_factor(A, shape, name, dtype):
@@ -149,8 +160,35 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         raise NotImplementedError
 
     def _set_fit_attributes(self, W, H):
+        """Public fitted attributes from the final document and topic factors."""
+        w_sum = W.sum(axis=0)
+        self._set_topic_attributes(H, w_sum)
+        for name, of_rows in self._doc_attributes(w_sum).items():
+            setattr(self, name, of_rows(W))
+
+    def _set_topic_attributes(self, H, w_sum):
+        """The attributes of the topics: from ``H`` and the column sums of ``W``."""
         self.components_ = H
-        self.embedding_ = self._doc_output(W)
+
+    def _doc_attributes(self, w_sum):
+        """Per-document attributes, each a row-wise function of ``W``.
+
+        Row-wise (given ``w_sum``, the column sums of the whole ``W``), so
+        that a block-wise fit computes them block by block, after
+        `_set_topic_attributes`, whose attributes they may use.
+        """
+        return {"embedding_": self._doc_output}
+
+    def _topic_loss(self, H):
+        """The part of the objective that depends on the topics only (default 0).
+
+        The objective of a state is the sum over documents of the ``"loss"``
+        that `_doc_step` reports, plus this.
+        """
+        return 0.0
+
+    def _after_iteration(self):
+        """Called once after every full iteration (default: nothing)."""
 
     def _doc_output(self, W):
         """Map a count-scale fold-in factor to what ``transform`` returns."""
@@ -308,10 +346,12 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     def _iterate(self, X, W, H):
         """One full iteration; returns (W, H, objective of the incoming state)."""
         W, stats = self._doc_step(X, W, H)
+        loss = stats["loss"] + self._topic_loss(H)
         H, doc_scale = self._topic_step(H, stats)
         if doc_scale is not None:
             W = W * doc_scale[None, :]
-        return W, H, stats["loss"]
+        self._after_iteration()
+        return W, H, loss
 
     def _objective(self, X, R, W, H):
         """Objective of the state ``(W, H)`` on rows ``X``, given ``R = X / (W H)``.
@@ -321,8 +361,22 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         """
         return kl_divergence_from_ratio(X, R, W, H)
 
-    def _loss(self, X, W, H):
+    def _doc_loss(self, X, W, H):
+        """The documents' part of the objective of ``(W, H)``: additive over rows."""
         return self._objective(X, ratio_at_nonzeros(X, W, H), W, H)
+
+    def _loss(self, X, W, H):
+        return self._doc_loss(X, W, H) + self._topic_loss(H)
+
+    def _stopped(self, history):
+        """Whether the last iteration's relative decrease is below ``tol``.
+
+        Each iteration reports the objective of the state it started from, so
+        this judges the last two completed states.
+        """
+        if len(history) < 2 or self.tol <= 0:
+            return False
+        return history[-2] - history[-1] <= self.tol * abs(history[0])
 
     def _run_iterations(self, X, W, H):
         """Iterate the hooks from ``(W, H)`` until convergence or ``max_iter``.
@@ -353,13 +407,9 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
                     f"[{type(self).__name__}] iteration {n_iter - 1:4d}  "
                     f"objective {loss:.6e}  ({time.perf_counter() - start:.2f} s)"
                 )
-            # Each iteration reports the objective of the state it started
-            # from, so convergence is judged on the last two completed states.
-            if len(history) >= 2 and self.tol > 0:
-                decrease = history[-2] - history[-1]
-                if decrease <= self.tol * abs(history[0]):
-                    converged = True
-                    break
+            if self._stopped(history):
+                converged = True
+                break
         history.append(self._loss(X, W, H))
         if order is not None:
             W_sorted, W = W, np.empty_like(W)
@@ -410,8 +460,20 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         self : object
             The fitted estimator.
         """
+        if _is_dask_array(X) or _is_blocks(X):
+            return self._fit_blockwise(X, W, H)
         self._fit(X, W=W, H=H)
         return self
+
+    def _fit_blockwise(self, X, W, H):
+        """``fit`` on a `Blocks` source or a dask array (see `_blockwise`)."""
+        from ._blockwise import _LocalRunner, fit_blockwise
+
+        if _is_blocks(X):
+            return fit_blockwise(self, _LocalRunner(X), W=W, H=H)
+        from .distributed import runner_for
+
+        return fit_blockwise(self, runner_for(X), W=W, H=H)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None, W=None, H=None):
@@ -435,6 +497,13 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         X_new : ndarray of shape (n_samples, n_components)
             Document representation, as returned by ``transform``.
         """
+        if _is_blocks(X):
+            raise ValueError(
+                "fit_transform needs the documents in memory; with Blocks, call "
+                "fit(blocks) and then transform each block."
+            )
+        if _is_dask_array(X):
+            return self._fit_blockwise(X, W, H).transform(X)
         X = self._fit(X, W=W, H=H)
         return self._doc_output(self._fold_in(X))
 
@@ -491,6 +560,10 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
             Deterministic: the same input always gives the same output.
         """
         check_is_fitted(self)
+        if _is_dask_array(X):
+            from .distributed import transform_dask_array
+
+            return transform_dask_array(self, X)
         X = self._validate_X(X, reset=False)
         return self._doc_output(self._fold_in(X))
 
@@ -640,10 +713,116 @@ class _ProbabilisticFactorsMixin:
         C, h = normalize_rows(H)
         return W * h[None, :], C
 
-    def _set_fit_attributes(self, W, H):
-        D, s = normalize_columns(W)
-        total = s.sum()
+    def _set_topic_attributes(self, H, w_sum):
+        total = w_sum.sum()
         self.components_ = H
-        self.p_z_ = s / (total if total > 0 else 1)
-        self.p_d_given_z_ = D
-        self.embedding_ = self._doc_output(W)
+        self.p_z_ = w_sum / (total if total > 0 else 1)
+
+    def _doc_attributes(self, w_sum):
+        # D = W / s with s the column sums of the whole W (a zero column stays 0).
+        s = np.where(w_sum > 0, w_sum, 1)
+        return {
+            "p_d_given_z_": lambda W: W / s[None, :].astype(W.dtype, copy=False),
+            "embedding_": self._doc_output,
+        }
+
+
+class _OnlineMixin:
+    """``partial_fit`` for the NMF and PLSI family: stepwise (online) updates.
+
+    Each mini-batch is folded in with the current topics (``transform``'s
+    per-document iterations), which gives its expected topic-word counts
+    ``E_b = H * (W_b^T R_b)`` (and, for KL-NMF, the column sums of ``W_b``).
+    Their per-document averages enter running averages with the step size
+
+    .. math::
+
+        \\rho_t = (\\tau_0 + t)^{-\\kappa}, \\qquad
+        \\bar E \\leftarrow (1 - \\rho_t) \\bar E + \\rho_t E_b / n_b,
+
+    ``kappa = learning_decay``, ``tau_0 = learning_offset``, ``t`` the
+    number of mini-batches seen before (the first one sets the averages).
+    The topics are then ``normalize_rows(E)`` (PLSI, NormalizedNMF,
+    JointNMF) or ``E / w`` (KL-NMF): the M-step of the batch algorithm
+    applied to the averaged statistics -- stepwise EM (Cappe & Moulines,
+    2009; Liang & Klein, 2009), which for ``kappa`` in (0.5, 1] converges
+    to a stationary point of the expected objective.
+    """
+
+    _parameter_constraints: dict = {
+        **_BaseTopicModel._parameter_constraints,
+        "learning_decay": [Interval(Real, 0.5, 1, closed="right")],
+        "learning_offset": [Interval(Real, 1, None, closed="left")],
+    }
+
+    def _online_counts(self, H, stats):
+        """Expected topic-word counts of a batch from its statistics."""
+        return _multiply_keeping_zeros(H, stats["WtR"])
+
+    def _online_topics(self, counts, w_sum):
+        """Topics from averaged statistics: the M-step (row-normalized counts)."""
+        return normalize_rows(counts)[0]
+
+    def partial_fit(self, X, y=None):
+        """Update the model with one mini-batch of documents (online learning).
+
+        The first call starts the topics from this batch (with ``init``, as
+        ``fit`` would); every call then folds the batch in and moves the
+        running statistics towards it (see the class's online-learning
+        notes: step size ``(learning_offset + t) ** -learning_decay``).
+        Works with plain streaming loops and with
+        ``dask_ml.wrappers.Incremental``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            One mini-batch of non-negative counts.
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The updated estimator, with ``components_`` and ``n_batch_iter_``
+            (the number of mini-batches seen).
+        """
+        first = not hasattr(self, "n_batch_iter_")
+        if first:
+            self._validate_params()
+        X = self._validate_X(X, reset=first)
+        if first:
+            if self.init == "custom":
+                raise ValueError(
+                    "partial_fit starts from the first mini-batch; init='custom' "
+                    "is not available there (use fit, or init='random')."
+                )
+            _, H = self._initialize(X, None, None)
+            self.components_ = H
+            self.n_batch_iter_ = 0
+        H = self.components_
+        X = X.astype(H.dtype, copy=False)
+        n_b = max(X.shape[0], 1)
+        W = self._prepare_start(self._fold_in(X), H)[0]
+        stats = self._doc_step(X, W, H)[1]
+        counts = self._online_counts(H, stats) / n_b
+        w_sum = W.sum(axis=0) / n_b
+        if first:
+            self._online_stats = (counts, w_sum)
+        else:
+            rho = (self.learning_offset + self.n_batch_iter_) ** -self.learning_decay
+            old_counts, old_w = self._online_stats
+            self._online_stats = (
+                (1 - rho) * old_counts + rho * counts,
+                (1 - rho) * old_w + rho * w_sum,
+            )
+        self.n_batch_iter_ += 1
+        counts, w_sum = self._online_stats
+        # A term not yet seen has no counts; an exact zero in the topics would
+        # stay zero under the multiplicative updates however often the term
+        # occurs later, so zeros are lifted to eps times the row's largest.
+        counts = np.maximum(
+            counts, np.finfo(H.dtype).eps * counts.max(axis=1, keepdims=True)
+        )
+        H = self._online_topics(counts, w_sum).astype(H.dtype, copy=False)
+        self._set_topic_attributes(H, counts.sum(axis=1))
+        return self

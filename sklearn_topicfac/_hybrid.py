@@ -161,6 +161,9 @@ class HybridNMFPLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
         self.random_state = random_state
         self.verbose = verbose
 
+    # Two algorithms in turn, each to convergence: not one map-reduce loop.
+    _blockwise = False
+
     # The fitted parametrization is PLSI's, so is the reading of the document
     # factor as P(z|d) (with the prior P(z) for a document without words).
     _doc_output = PLSI._doc_output

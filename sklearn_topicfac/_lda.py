@@ -350,17 +350,7 @@ default=None
                 "with init='custom'."
             )
         if self.init == "custom":
-            if H is None:
-                raise ValueError(
-                    "init='custom' needs the topics' start: pass it as "
-                    "fit(X, H=lambda0), or choose init='random'."
-                )
-            H = _check_factor(H, (k, m), "H", X.dtype)
-            if H.size and H.min() <= 0:
-                raise ValueError(
-                    "The custom start H must be strictly positive: it holds "
-                    "the Dirichlet parameters lambda of the topics."
-                )
+            H = self._check_custom_topics(H, (k, m), X.dtype)
         elif H is not None:
             raise ValueError(
                 "H was passed to fit, but init is 'random'; set init='custom' "
@@ -370,6 +360,20 @@ default=None
             H = self._draw((k, m), X.dtype)
         # The first E-step's start, drawn after the topics as scikit-learn does.
         return self._draw((n, k), X.dtype), H
+
+    def _check_custom_topics(self, H, shape, dtype):
+        if H is None:
+            raise ValueError(
+                "init='custom' needs the topics' start: pass it as "
+                "fit(X, H=lambda0), or choose init='random'."
+            )
+        H = _check_factor(H, shape, "H", dtype)
+        if H.size and H.min() <= 0:
+            raise ValueError(
+                "The custom start H must be strictly positive: it holds "
+                "the Dirichlet parameters lambda of the topics."
+            )
+        return H
 
     def _draw(self, shape, dtype):
         """Gamma(100, 1/100) draws: scikit-learn's start for lambda and gamma."""
@@ -397,15 +401,19 @@ default=None
         counts = stats["counts"]
         return (counts if eta is None else eta + counts).astype(H.dtype), None
 
+    def _topic_loss(self, H):
+        return -self._topic_bound(H)
+
+    def _after_iteration(self):
+        # Batch learning: one M-step per epoch.
+        self.n_batch_iter_ += 1
+
     def _iterate(self, X, W, H):
-        topic_bound = self._topic_bound(H)
         if self.learning_method == "batch":
-            W, H, doc_loss = super()._iterate(X, W, H)
-            self.n_batch_iter_ += 1
-            return W, H, doc_loss - topic_bound
+            return super()._iterate(X, W, H)
         # Online: the documents' bounds are those of each mini-batch with the
         # topics it met -- a running estimate that costs nothing extra.
-        loss = -topic_bound
+        loss = self._topic_loss(H)
         n = X.shape[0]
         for batch in gen_batches(n, self.batch_size):
             W[batch], stats = self._doc_step(X[batch], W[batch], H)
@@ -420,13 +428,9 @@ default=None
         eta = self.topic_word_prior_ or 0.0
         return ((1 - rho) * H + rho * (eta + doc_ratio * counts)).astype(H.dtype)
 
-    def _loss(self, X, W, H):
+    def _doc_loss(self, X, W, H):
         # The bound of the topics H: that of the E-step's gamma for them.
-        return -(self._e_step(X, H)[1] + self._topic_bound(H))
-
-    def _set_fit_attributes(self, W, H):
-        self.components_ = H
-        self.embedding_ = self._doc_output(W)
+        return -self._e_step(X, H)[1]
 
     def _doc_output(self, W):
         return normalize_rows(W)[0]
