@@ -6,7 +6,7 @@ import numpy as np
 from scipy.special import xlogy
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import _BaseTopicModel
+from ._base import _BaseTopicModel, _OnlineMixin
 from ._kernels import (
     em_topic_update,
     em_update_w,
@@ -17,7 +17,7 @@ from ._kernels import (
 )
 
 
-class JointNMF(_BaseTopicModel):
+class JointNMF(_OnlineMixin, _BaseTopicModel):
     """KL-NMF with normalized topics, both factors updated from one ratio.
 
     With the rows of ``H`` constrained to sum to one, the multiplicative
@@ -71,6 +71,13 @@ class JointNMF(_BaseTopicModel):
         Maximum number of iterations (and fold-in sweeps in ``transform``).
     tol : float, default=1e-4
         Relative objective decrease below which the fit stops.
+    learning_decay : float in (0.5, 1], default=0.7
+        :meth:`partial_fit` only: exponent kappa of the step size
+        ``rho_t = (learning_offset + t) ** -learning_decay`` with which the
+        t-th mini-batch's statistics enter the running average.
+    learning_offset : float >= 1, default=10.0
+        :meth:`partial_fit` only: tau_0 of the step size; larger values
+        weigh the first mini-batches less.
     random_state : int, RandomState instance or None, default=None
         Seed of the start.
     verbose : int, default=0
@@ -113,7 +120,7 @@ class JointNMF(_BaseTopicModel):
     """
 
     _parameter_constraints: dict = {
-        **_BaseTopicModel._parameter_constraints,
+        **_OnlineMixin._parameter_constraints,
         "normalize": [StrOptions({"components", "both"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
     }
@@ -127,6 +134,8 @@ class JointNMF(_BaseTopicModel):
         init=None,
         max_iter=200,
         tol=1e-4,
+        learning_decay=0.7,
+        learning_offset=10.0,
         random_state=None,
         verbose=0,
     ):
@@ -136,6 +145,8 @@ class JointNMF(_BaseTopicModel):
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
+        self.learning_decay = learning_decay
+        self.learning_offset = learning_offset
         self.random_state = random_state
         self.verbose = verbose
 

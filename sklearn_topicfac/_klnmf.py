@@ -1,6 +1,8 @@
 """KL-NMF by Lee-Seung multiplicative updates, plain and L1-normalized."""
 
-from ._base import _BaseTopicModel, _ProbabilisticFactorsMixin
+import numpy as np
+
+from ._base import _BaseTopicModel, _OnlineMixin, _ProbabilisticFactorsMixin
 from ._kernels import (
     mu_doc_step,
     mu_topic_update,
@@ -9,7 +11,7 @@ from ._kernels import (
 )
 
 
-class KLNMF(_BaseTopicModel):
+class KLNMF(_OnlineMixin, _BaseTopicModel):
     """Non-negative matrix factorization under the generalized KL divergence.
 
     Finds non-negative ``W`` (n_samples, n_components) and ``H``
@@ -53,6 +55,13 @@ class KLNMF(_BaseTopicModel):
         refining a document when the mean absolute change of its topic
         proportions falls below ``tol``.  ``tol=0`` runs ``max_iter``
         iterations.
+    learning_decay : float in (0.5, 1], default=0.7
+        :meth:`partial_fit` only: exponent kappa of the step size
+        ``rho_t = (learning_offset + t) ** -learning_decay`` with which the
+        t-th mini-batch's statistics enter the running average.
+    learning_offset : float >= 1, default=10.0
+        :meth:`partial_fit` only: tau_0 of the step size; larger values
+        weigh the first mini-batches less.
     random_state : int, RandomState instance or None, default=None
         Seed of the ``"random"`` and ``"nndsvda"`` starts.
     verbose : int, default=0
@@ -101,6 +110,8 @@ class KLNMF(_BaseTopicModel):
         init=None,
         max_iter=200,
         tol=1e-4,
+        learning_decay=0.7,
+        learning_offset=10.0,
         random_state=None,
         verbose=0,
     ):
@@ -108,6 +119,8 @@ class KLNMF(_BaseTopicModel):
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
+        self.learning_decay = learning_decay
+        self.learning_offset = learning_offset
         self.random_state = random_state
         self.verbose = verbose
 
@@ -126,6 +139,10 @@ class KLNMF(_BaseTopicModel):
 
     def _topic_step(self, H, stats):
         return mu_topic_update(H, stats["WtR"], stats["w_sum"]), None
+
+    def _online_topics(self, counts, w_sum):
+        # The multiplicative H update from averaged statistics.
+        return counts / np.where(w_sum > 0, w_sum, 1)[:, None]
 
 
 class NormalizedNMF(_ProbabilisticFactorsMixin, KLNMF):
@@ -163,6 +180,10 @@ class NormalizedNMF(_ProbabilisticFactorsMixin, KLNMF):
     tol : float, default=1e-4
         Relative objective decrease below which the fit stops (see
         :class:`KLNMF`).
+    learning_decay : float in (0.5, 1], default=0.7
+        :meth:`partial_fit` only: see :class:`KLNMF`.
+    learning_offset : float >= 1, default=10.0
+        :meth:`partial_fit` only: see :class:`KLNMF`.
     random_state : int, RandomState instance or None, default=None
         Seed of the start.
     verbose : int, default=0
@@ -214,3 +235,8 @@ class NormalizedNMF(_ProbabilisticFactorsMixin, KLNMF):
         )
         C, s_new = normalize_rows(G)
         return C, s_new / s_safe
+
+    def _online_topics(self, counts, w_sum):
+        # G = diag(s) C updated multiplicatively is C * (W^T R): normalized
+        # counts, as for PLSI.
+        return normalize_rows(counts)[0]

@@ -4,7 +4,7 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
-from ._base import _BaseTopicModel, _ProbabilisticFactorsMixin
+from ._base import _BaseTopicModel, _OnlineMixin, _ProbabilisticFactorsMixin
 from ._kernels import (
     em_topic_update,
     em_update_w,
@@ -14,7 +14,7 @@ from ._kernels import (
 )
 
 
-class PLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
+class PLSI(_ProbabilisticFactorsMixin, _OnlineMixin, _BaseTopicModel):
     """Probabilistic latent semantic indexing (Hofmann), fitted by EM.
 
     The aspect model
@@ -58,6 +58,13 @@ class PLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
         ``tol`` times the objective at the start; ``transform`` stops
         refining a document when the mean absolute change of its ``P(z|d)``
         falls below ``tol``.
+    learning_decay : float in (0.5, 1], default=0.7
+        :meth:`partial_fit` only: exponent kappa of the step size
+        ``rho_t = (learning_offset + t) ** -learning_decay`` with which the
+        t-th mini-batch's statistics enter the running average.
+    learning_offset : float >= 1, default=10.0
+        :meth:`partial_fit` only: tau_0 of the step size; larger values
+        weigh the first mini-batches less.
     random_state : int, RandomState instance or None, default=None
         Seed of the start.
     verbose : int, default=0
@@ -102,7 +109,7 @@ class PLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
     """
 
     _parameter_constraints: dict = {
-        **_BaseTopicModel._parameter_constraints,
+        **_OnlineMixin._parameter_constraints,
         "beta": [Interval(Real, 0, 1, closed="right")],
     }
 
@@ -114,6 +121,8 @@ class PLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
         init=None,
         max_iter=200,
         tol=1e-4,
+        learning_decay=0.7,
+        learning_offset=10.0,
         random_state=None,
         verbose=0,
     ):
@@ -122,6 +131,8 @@ class PLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
+        self.learning_decay = learning_decay
+        self.learning_offset = learning_offset
         self.random_state = random_state
         self.verbose = verbose
 
@@ -140,6 +151,9 @@ class PLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
         if self.beta != 1:
             H = H**self.beta
         return em_topic_update(H, stats["WtR"]), None
+
+    def _online_counts(self, H, stats):
+        return super()._online_counts(H**self.beta if self.beta != 1 else H, stats)
 
     def _doc_output(self, W):
         theta, n_d = normalize_rows(W)

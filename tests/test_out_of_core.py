@@ -1,0 +1,204 @@
+"""Block-wise fitting in one process (``Blocks``) and ``partial_fit``."""
+
+import tracemalloc
+import warnings
+
+import dask.array as da
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _corpora import planted_counts
+from numpy.testing import assert_allclose
+from sklearn.base import clone
+
+from sklearn_topicfac import (
+    KLNMF,
+    LDAVI,
+    PLSI,
+    HybridNMFPLSI,
+    JointNMF,
+    NormalizedNMF,
+)
+from sklearn_topicfac._kernels import kl_divergence
+from sklearn_topicfac.out_of_core import Blocks
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+KW = dict(n_components=4, init="random", max_iter=10, tol=0, random_state=2)
+
+
+def _same_fit(a, b, rtol=1e-6):
+    assert_allclose(a.components_, b.components_, rtol=rtol, atol=1e-12)
+    assert_allclose(a.loss_history_, b.loss_history_, rtol=rtol)
+    assert_allclose(a.embedding_, b.embedding_, rtol=rtol, atol=1e-10)
+
+
+@pytest.mark.parametrize("Estimator", [KLNMF, NormalizedNMF, PLSI, JointNMF, LDAVI])
+def test_blocks_fit_equals_in_memory_fit(Estimator):
+    X = planted_counts(n=250, m=50, seed=1)
+    _same_fit(Estimator(**KW).fit(X), Estimator(**KW).fit(Blocks(X, block_size=60)))
+
+
+def test_every_kind_of_source_gives_the_same_fit(tmp_path):
+    X = planted_counts(n=200, m=40, seed=2)
+    reference = PLSI(**KW).fit(X)
+    parts = [X[a : a + 50] for a in range(0, 200, 50)]
+    memmap = np.lib.format.open_memmap(
+        tmp_path / "X.npy", mode="w+", dtype=np.float64, shape=X.shape
+    )
+    memmap[:] = X.toarray()
+    memmap.flush()
+    paths = []
+    for i, part in enumerate(parts):
+        paths.append(tmp_path / f"block{i}.npz")
+        sp.save_npz(paths[-1], part)
+    sources = [
+        Blocks(X.toarray(), block_size=70),
+        Blocks(parts),
+        Blocks(lambda: (sp.load_npz(p) for p in paths)),
+        Blocks(np.load(tmp_path / "X.npy", mmap_mode="r"), block_size=33),
+        # A dask array with no distributed client: its blocks are computed
+        # one at a time in this process.
+        da.from_array(X, chunks=(80, -1), asarray=False),
+    ]
+    for source in sources:
+        _same_fit(reference, PLSI(**KW).fit(source))
+
+
+def test_float32_blocks_stay_float32():
+    X = planted_counts(n=120, m=30, seed=3, dtype=np.float32)
+    model = KLNMF(**KW).fit(Blocks(X, block_size=50))
+    assert model.components_.dtype == np.float32
+    assert model.embedding_.dtype == np.float32
+    _same_fit(KLNMF(**KW).fit(X), model, rtol=1e-4)
+
+
+def test_memory_is_bounded_by_a_block_not_the_corpus():
+    # 20,000 documents generated block by block: the corpus (24 MB of CSR
+    # here) is never in memory at once; what stays is W (20,000 x 2) and one
+    # block's data and temporaries.
+    n_blocks, rows, m = 40, 500, 2000
+
+    def read():
+        for i in range(n_blocks):
+            rng = np.random.default_rng(i)
+            per_row = 100  # (a term may repeat: the fit sums duplicates)
+            yield sp.csr_matrix(
+                (
+                    rng.integers(1, 5, rows * per_row).astype(np.float64),
+                    rng.integers(0, m, rows * per_row),
+                    np.arange(0, rows * per_row + 1, per_row),
+                ),
+                shape=(rows, m),
+            )
+
+    corpus_bytes = sum(b.data.nbytes + b.indices.nbytes for b in read())
+    source = Blocks(read)
+    tracemalloc.start()
+    PLSI(n_components=2, init="random", max_iter=3, tol=0).fit(source)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    w_bytes = n_blocks * rows * 2 * 8
+    assert corpus_bytes > 2e7
+    # A few copies of W (state, update, attributes) and one block's worth.
+    assert peak < w_bytes * 10 + corpus_bytes / 8, (peak, corpus_bytes, w_bytes)
+
+
+def test_blocks_errors():
+    X = planted_counts(n=100, m=20, seed=4)
+    bad = X.toarray()
+    bad[73, 2] = -1
+    with pytest.raises(
+        ValueError, match=r"Negative values in block 1 \(rows 50 to 99\)"
+    ):
+        PLSI(**KW).fit(Blocks(bad, block_size=50))
+    with pytest.raises(ValueError, match="needs the whole matrix"):
+        PLSI(n_components=2, init="nndsvda").fit(Blocks(X))
+    with pytest.raises(ValueError, match="cannot be fitted block by block"):
+        HybridNMFPLSI(n_components=2).fit(Blocks(X))
+    with pytest.raises(ValueError, match="learning_method='batch'"):
+        LDAVI(n_components=2, learning_method="online").fit(Blocks(X))
+    with pytest.raises(ValueError, match="then transform each block"):
+        PLSI(**KW).fit_transform(Blocks(X))
+    with pytest.raises(ValueError, match="21 columns, block 0 has 20"):
+        Blocks([X, sp.csr_matrix((3, 21))])
+    calls = []
+
+    def shrinking():
+        calls.append(1)
+        return iter([X[:50], X[50:]] if len(calls) == 1 else [X[:50]])
+
+    with pytest.raises(ValueError, match="same blocks on every pass"):
+        PLSI(**KW).fit(Blocks(shrinking))
+    with pytest.raises(ValueError, match="no blocks"):
+        Blocks([])
+
+
+# ------------------------------------------------------------- partial_fit
+def _fold_in_objective(model, X):
+    return kl_divergence(X, model._fold_in(X), model.components_)
+
+
+@pytest.mark.parametrize("Estimator", [KLNMF, NormalizedNMF, PLSI, JointNMF])
+def test_partial_fit_approaches_the_batch_solution(Estimator):
+    X = planted_counts(n=600, m=80, seed=0)
+    batch = Estimator(n_components=4, random_state=0, max_iter=500, tol=1e-7).fit(X)
+    online = Estimator(n_components=4, random_state=0, tol=1e-7, max_iter=500)
+    rng = np.random.default_rng(0)
+    gaps = []
+    for epoch in range(10):
+        for rows in np.array_split(rng.permutation(X.shape[0]), 12):
+            online.partial_fit(X[rows])
+        if epoch in (1, 9):
+            gaps.append(
+                _fold_in_objective(online, X) / _fold_in_objective(batch, X) - 1
+            )
+    # Stepwise EM with step (10 + t) ** -0.7: after 120 mini-batches of 50
+    # documents the step is still ~0.03, so the topics keep a noise of that
+    # order around the optimum; the measured gap is 1.2 % after 10 epochs
+    # for each estimator (and shrinks with more epochs).
+    assert 0 <= gaps[1] < gaps[0]
+    assert gaps[1] < 0.02, gaps
+    assert online.n_batch_iter_ == 120
+
+
+def test_partial_fit_is_stepwise_em():
+    # With learning_decay=1 and learning_offset=1 the steps are 1, 1/2, 1/3...:
+    # the statistics are the running mean of each call's expected counts
+    # E(H) = H * (W^T R), W the fold-in for the topics H of that call.
+    X = planted_counts(n=100, m=30, seed=5)
+
+    def expected_counts(H):
+        ref = PLSI(n_components=3)
+        ref.components_, ref.p_z_ = H, np.full(3, 1 / 3)
+        W = ref._fold_in(X)
+        R = X.multiply(1 / (W @ H)).tocsr()
+        return H * np.asarray(R.T @ W).T
+
+    def rows_normalized(A):
+        return A / A.sum(axis=1, keepdims=True)
+
+    model = PLSI(n_components=3, random_state=0, learning_decay=1.0, learning_offset=1)
+    H0 = PLSI(n_components=3, random_state=0)._initialize(X, None, None)[1]
+    model.partial_fit(X)
+    H1 = model.components_.copy()
+    assert_allclose(H1, rows_normalized(expected_counts(H0)), rtol=1e-6, atol=1e-15)
+    model.partial_fit(X)
+    mean = (expected_counts(H0) + expected_counts(H1)) / 2
+    assert_allclose(model.components_, rows_normalized(mean), rtol=1e-6, atol=1e-15)
+
+
+def test_partial_fit_contract():
+    X = planted_counts(n=60, m=20, seed=6, dtype=np.float32)
+    model = KLNMF(n_components=2, random_state=0)
+    model.partial_fit(X[:30]).partial_fit(X[30:])
+    assert model.components_.dtype == np.float32
+    assert model.transform(X).shape == (60, 2)
+    assert clone(model).get_params() == model.get_params()
+    with pytest.raises(ValueError, match="features"):
+        model.partial_fit(X[:, :10])
+    with pytest.raises(ValueError, match="init='custom'"):
+        PLSI(n_components=2, init="custom").partial_fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        PLSI(n_components=2, random_state=0).partial_fit(X).partial_fit(X)
