@@ -1,0 +1,229 @@
+"""Fitting on a real dask.distributed LocalCluster of worker processes.
+
+The cluster (2 worker processes on loopback) is started once for the module.
+Dask is in the test extra, so these tests run wherever the tests do.
+"""
+
+import os
+import signal
+import time
+import warnings
+
+import dask
+import dask.array as da
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _corpora import planted_counts
+from distributed import Client, LocalCluster
+from joblib import parallel_config
+from numpy.testing import assert_allclose
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV
+
+from sklearn_topicfac import KLNMF, LDAVI, PLSI, JointNMF, NormalizedNMF
+from sklearn_topicfac.distributed import fit_dask
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=40,
+        )
+        client = Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def _corpus(n=400, m=60, seed=0):
+    return planted_counts(n=n, m=m, seed=seed)
+
+
+def _dask(X, rows=90):
+    return da.from_array(X, chunks=(rows, -1), asarray=False)
+
+
+ESTIMATORS = [
+    (KLNMF, {}),
+    (NormalizedNMF, {}),
+    (PLSI, {}),
+    (PLSI, {"beta": 0.8}),
+    (JointNMF, {"normalize": "both"}),
+    (JointNMF, {"alpha": 0.5}),
+    (LDAVI, {}),
+]
+IDS = [f"{E.__name__}{kw or ''}" for E, kw in ESTIMATORS]
+
+
+def _close(a, b, rtol=1e-6):
+    assert_allclose(a.components_, b.components_, rtol=rtol, atol=1e-12)
+    assert_allclose(a.loss_history_, b.loss_history_, rtol=rtol)
+    assert_allclose(a.embedding_, b.embedding_, rtol=rtol, atol=1e-10)
+
+
+@pytest.mark.parametrize(("Estimator", "params"), ESTIMATORS, ids=IDS)
+def test_distributed_fit_equals_in_memory_fit(client, Estimator, params):
+    X = _corpus()
+    kw = dict(n_components=4, init="random", max_iter=12, tol=0, random_state=3)
+    local = Estimator(**kw, **params).fit(X)
+    on_cluster = Estimator(**kw, **params).fit(_dask(X))
+    _close(local, on_cluster)
+    # Communication per iteration: the topics to each worker and one sum of
+    # statistics back per worker -- O(k x n_features), not O(n_samples).
+    k, m = local.components_.shape
+    per_worker = on_cluster.n_bytes_per_iteration_ / len(
+        client.scheduler_info()["workers"]
+    )
+    assert np.all(per_worker < 8 * (3 * k * m + 64))
+    if hasattr(local, "p_d_given_z_"):
+        assert_allclose(local.p_d_given_z_, on_cluster.p_d_given_z_, rtol=1e-6)
+        assert_allclose(local.p_z_, on_cluster.p_z_, rtol=1e-6)
+
+
+def test_distributed_fit_from_a_custom_start_and_float32(client):
+    X = _corpus().astype(np.float32)
+    rng = np.random.default_rng(0)
+    W0 = rng.random((X.shape[0], 3)).astype(np.float32) + 0.1
+    H0 = rng.random((3, X.shape[1])).astype(np.float32) + 0.1
+    kw = dict(n_components=3, init="custom", max_iter=8, tol=0)
+    local = KLNMF(**kw).fit(X, W=W0, H=H0)
+    on_cluster = fit_dask(KLNMF(**kw), _dask(X, rows=150), W=W0, H=H0)
+    assert on_cluster.components_.dtype == np.float32
+    assert on_cluster.embedding_.dtype == np.float32
+    _close(local, on_cluster, rtol=1e-4)
+
+
+def test_communication_does_not_grow_with_the_documents(client):
+    kw = dict(n_components=3, init="random", max_iter=3, tol=0, random_state=0)
+    n_workers = len(client.nthreads())
+    for n in (200, 2000):
+        model = PLSI(**kw).fit(_dask(_corpus(n=n), rows=n // 4))
+        k, m = model.components_.shape
+        # Per worker: the topics out, one sum of statistics (k x m and the
+        # objective) back -- whatever the number of documents.
+        bound = n_workers * 8 * (2 * k * m + 1)
+        assert np.all(model.n_bytes_per_iteration_ <= bound)
+        assert np.all(model.n_bytes_per_iteration_ >= 8 * k * m * n_workers)
+
+
+@pytest.mark.parametrize("Estimator", [PLSI, LDAVI])
+def test_fit_survives_losing_a_worker(client, Estimator):
+    X = _corpus(n=600)
+    kw = dict(n_components=4, init="random", max_iter=12, tol=0, random_state=1)
+    undisturbed = Estimator(**kw).fit(X)
+    victim = sorted(client.run(os.getpid).values())[0]
+    killed = []
+
+    def kill_at_iteration_5(iteration, objective):
+        if iteration == 5:
+            os.kill(victim, signal.SIGKILL)
+            killed.append(iteration)
+
+    disturbed = fit_dask(
+        Estimator(**kw),
+        _dask(X, rows=70),
+        checkpoint_every=3,
+        callback=kill_at_iteration_5,
+    )
+    assert killed == [5]
+    _close(undisturbed, disturbed)
+    # The nanny restarts the killed worker; later tests get two again.
+    client.wait_for_workers(2, timeout=60)
+    assert victim not in client.run(os.getpid).values()
+
+
+def _block_that_fails(i):
+    if i == 2:
+        raise RuntimeError("block 2 cannot be read")
+    return sp.csr_matrix(np.ones((10, 6)))
+
+
+def test_an_error_in_one_block_reaches_the_client(client):
+    blocks = [
+        da.from_delayed(
+            dask.delayed(_block_that_fails)(i),
+            shape=(10, 6),
+            dtype=np.float64,
+            meta=sp.csr_matrix((0, 0)),
+        )
+        for i in range(4)
+    ]
+    X = da.concatenate(blocks, axis=0)
+    start = time.perf_counter()
+    with pytest.raises(RuntimeError, match="block 2 cannot be read"):
+        PLSI(n_components=2, init="random").fit(X)
+    assert time.perf_counter() - start < 60
+
+
+def test_bad_values_in_a_block_name_the_block(client):
+    X = _corpus(n=100).toarray()
+    X[57, 3] = -1.0
+    with pytest.raises(
+        ValueError, match=r"Negative values in block 1 \(rows 50 to 99\)"
+    ):
+        KLNMF(n_components=2, init="random").fit(da.from_array(X, chunks=(50, -1)))
+
+
+def test_transform_of_a_dask_array_is_lazy_and_equal(client):
+    X = _corpus()
+    model = PLSI(n_components=3, max_iter=20, random_state=0).fit(X)
+    lazy = model.transform(_dask(X))
+    assert isinstance(lazy, da.Array)
+    assert_allclose(lazy.compute(), model.transform(X), rtol=1e-12)
+
+
+def test_grid_search_over_k_on_the_cluster(client):
+    X = _corpus(n=300, m=50)
+    grid = {"n_components": [2, 3, 4, 5]}
+    est = PLSI(max_iter=40, random_state=0)
+    local = GridSearchCV(est, grid, cv=3).fit(X)
+    with parallel_config(backend="dask"):
+        remote = GridSearchCV(est, grid, cv=3, n_jobs=-1).fit(X)
+    assert remote.best_params_ == local.best_params_
+    assert_allclose(
+        remote.cv_results_["mean_test_score"],
+        local.cv_results_["mean_test_score"],
+        rtol=1e-10,
+    )
+    # The planted corpus has 4 topics (see tests/_corpora.py).
+    assert local.best_params_ == {"n_components": 4}
+
+
+def test_dask_ml_incremental_runs_partial_fit_per_block(client):
+    from dask_ml.wrappers import Incremental
+
+    X = _corpus()
+    Xd = _dask(X, rows=100)
+    wrapped = Incremental(
+        PLSI(n_components=4, random_state=0), shuffle_blocks=False
+    ).fit(Xd)
+    manual = PLSI(n_components=4, random_state=0)
+    for block in Xd.blocks:
+        manual.partial_fit(block.compute())
+    assert wrapped.estimator_.n_batch_iter_ == 4
+    assert_allclose(wrapped.estimator_.components_, manual.components_, rtol=1e-10)
+
+
+def test_errors(client):
+    X = _corpus()
+    with pytest.raises(ValueError, match=r"X.rechunk\(\{1: -1\}\)"):
+        PLSI(n_components=2, init="random").fit(da.from_array(X.toarray(), chunks=50))
+    with pytest.raises(ValueError, match="needs the whole matrix"):
+        PLSI(n_components=2, init="nndsvda").fit(_dask(X))
+    with pytest.raises(ValueError, match="learning_method='batch'"):
+        LDAVI(n_components=2, learning_method="online").fit(_dask(X))
+    with pytest.raises(ValueError, match="checkpoint_every"):
+        fit_dask(PLSI(n_components=2), _dask(X), checkpoint_every=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        with pytest.raises(ConvergenceWarning):
+            PLSI(n_components=2, init="random", max_iter=2).fit(_dask(X))
