@@ -608,10 +608,15 @@ def _mu_doc_on_units(X, W, Ht, h_sum, r, W_new, r_new, units):
             RHt = _unit_rht(
                 r[a:b].astype(np.float64), G.astype(np.float64), length, local_indptr
             )
-        # In the dtype of RHt: a float64 redo is divided before the cast back.
-        w = _multiply_keeping_zeros(W[r0:r1].astype(RHt.dtype, copy=False), RHt)
-        w /= h_sum[None, :]
-        W_new[r0:r1] = w
+        if RHt.dtype == W_new.dtype:
+            w = _multiply_keeping_zeros(W[r0:r1], RHt, out=W_new[r0:r1])
+            w /= h_sum[None, :]
+        else:
+            # The float64 redo is divided before the cast back.
+            W_new[r0:r1] = (
+                _multiply_keeping_zeros(W[r0:r1].astype(RHt.dtype), RHt)
+                / (h_sum[None, :])
+            )
         _sampled_ratio_on_unit(G, W_new[r0:r1], x, length, local_indptr, r_new[a:b])
 
 
