@@ -48,6 +48,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._completion import completion_log_likelihood, completion_split
 from ._kernels import (
     _multiply_keeping_zeros,
+    _nonzero,
     kl_divergence_from_ratio,
     mu_update_w,
     normalize_rows,
@@ -93,6 +94,50 @@ def _is_blocks(X):
     from .out_of_core import Blocks
 
     return isinstance(X, Blocks)
+
+
+def _unsort_rows(A, order):
+    """Rows of ``A``, taken in the order ``order``, put back (``None``: as is)."""
+    if order is None:
+        return A
+    out = np.empty_like(A)
+    out[order] = A
+    return out
+
+
+def _check_nonnegative(data, where):
+    """Refuse negative values in ``data`` (the stored values of X or a block)."""
+    if data.size and data.min() < 0:
+        raise ValueError(
+            f"Negative values in {where}: the model is a KL factorization of "
+            "non-negative data (e.g. word counts). Shift or clip the data, or "
+            "use SimplexPLSA for real-valued input."
+        )
+
+
+def _check_start_arguments(init, W, H):
+    """``W`` and ``H`` may only be passed with ``init='custom'``."""
+    if init != "custom" and (W is not None or H is not None):
+        raise ValueError(
+            "W and H were passed to fit, but init is "
+            f"{init!r}; set init='custom' to start from them."
+        )
+
+
+def _random_scale(total, n, m, k):
+    """Entry scale of the random start: ``W @ H`` then has the mean of X."""
+    return np.sqrt(max(total, 0.0) / (n * m * k)) or 1.0
+
+
+def _reconstruct(X, components):
+    """``X @ components`` for ``inverse_transform``, with its shape checked."""
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[1] != components.shape[0]:
+        raise ValueError(
+            f"inverse_transform expects shape (n_samples, "
+            f"{components.shape[0]}), got {X.shape}."
+        )
+    return X @ components
 
 
 def _check_factor(A, shape, name, dtype):
@@ -218,14 +263,9 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
             dtype=[np.float64, np.float32],
             reset=reset,
         )
-        data = X.data if sp.issparse(X) else X
-        if data.size and data.min() < 0:
-            raise ValueError(
-                f"Negative values in data passed to {type(self).__name__}: the "
-                "model is a KL factorization of non-negative data (e.g. word "
-                "counts). Shift or clip the data, or use SimplexPLSA for "
-                "real-valued input."
-            )
+        _check_nonnegative(
+            X.data if sp.issparse(X) else X, f"data passed to {type(self).__name__}"
+        )
         return _to_csr(X)
 
     # ---------------------------------------------------------------- start
@@ -233,11 +273,7 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         n, m = X.shape
         k = self.n_components
         init = self.init
-        if init != "custom" and (W is not None or H is not None):
-            raise ValueError(
-                "W and H were passed to fit, but init is "
-                f"{init!r}; set init='custom' to start from them."
-            )
+        _check_start_arguments(init, W, H)
         if init is None:
             init = self._default_init
             if k > (n if init == "kmeans" else min(n, m)):
@@ -268,7 +304,7 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         k = self.n_components
         rng = check_random_state(self.random_state)
         # Scale so that W @ H has the mean of X, as scikit-learn's NMF does.
-        avg = np.sqrt(max(X.sum(dtype=np.float64), 0.0) / (n * m * k)) or 1.0
+        avg = _random_scale(X.sum(dtype=np.float64), n, m, k)
         W = (avg * np.abs(rng.standard_normal((n, k)))).astype(X.dtype, copy=False)
         H = (avg * np.abs(rng.standard_normal((k, m)))).astype(X.dtype, copy=False)
         return W, H
@@ -346,12 +382,21 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     def _iterate(self, X, W, H):
         """One full iteration; returns (W, H, objective of the incoming state)."""
         W, stats = self._doc_step(X, W, H)
-        loss = stats["loss"] + self._topic_loss(H)
-        H, doc_scale = self._topic_step(H, stats)
+        H, doc_scale, loss = self._topic_update(H, stats)
         if doc_scale is not None:
             W = W * doc_scale[None, :]
-        self._after_iteration()
         return W, H, loss
+
+    def _topic_update(self, H, stats):
+        """The reduce half of an iteration, from statistics summed over documents.
+
+        Returns the new topics, the per-topic rescaling of the document
+        factor (or None) and the objective of the incoming state.
+        """
+        loss = stats["loss"] + self._topic_loss(H)
+        H, doc_scale = self._topic_step(H, stats)
+        self._after_iteration()
+        return H, doc_scale, loss
 
     def _objective(self, X, R, W, H):
         """Objective of the state ``(W, H)`` on rows ``X``, given ``R = X / (W H)``.
@@ -385,7 +430,6 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         objective of the start and after every iteration.  Composite
         estimators run one phase with each component's hooks through this.
         """
-        start = time.perf_counter()
         # The default iteration is a map-reduce over the documents, so their
         # order is free: iterating on them sorted by length puts documents of
         # equal length next to each other, which is what makes the sampled
@@ -396,46 +440,70 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
             order = _length_order(X)
         if order is not None:
             X, W = X[order], W[order]
+        state = [W, H]
+
+        def iterate():
+            state[0], state[1], loss = self._iterate(X, *state)
+            return loss
+
+        history, n_iter, converged = self._iteration_loop(
+            iterate, lambda: self._loss(X, *state)
+        )
+        W, H = state
+        return _unsort_rows(W, order), H, history, n_iter, converged
+
+    def _iteration_loop(self, iterate, final_loss, describe=None):
+        """The fit loop: ``iterate()`` until convergence or ``max_iter``.
+
+        ``iterate()`` runs one iteration and returns the objective of the
+        state it started from; ``final_loss()`` gives the objective of the
+        last state.  Prints the ``verbose`` progress lines (``describe()``
+        adds to them) and returns ``(history, n_iter, converged)``.
+        """
+        start = time.perf_counter()
+        name = type(self).__name__
+        extra = (lambda: f", {describe()}") if describe else (lambda: "")
         history = []
         converged = False
         n_iter = 0
         for n_iter in range(1, self.max_iter + 1):
-            W, H, loss = self._iterate(X, W, H)
+            loss = iterate()
             history.append(loss)
             if self.verbose and (self.verbose > 1 or n_iter % 10 == 1):
                 print(
-                    f"[{type(self).__name__}] iteration {n_iter - 1:4d}  "
-                    f"objective {loss:.6e}  ({time.perf_counter() - start:.2f} s)"
+                    f"[{name}] iteration {n_iter - 1:4d}  objective {loss:.6e}  "
+                    f"({time.perf_counter() - start:.2f} s{extra()})"
                 )
             if self._stopped(history):
                 converged = True
                 break
-        history.append(self._loss(X, W, H))
-        if order is not None:
-            W_sorted, W = W, np.empty_like(W)
-            W[order] = W_sorted
+        history.append(final_loss())
         if self.verbose:
             print(
-                f"[{type(self).__name__}] {'converged' if converged else 'stopped'} "
+                f"[{name}] {'converged' if converged else 'stopped'} "
                 f"after {n_iter} iterations, objective {history[-1]:.6e} "
                 f"({time.perf_counter() - start:.2f} s)"
             )
-        return W, H, history, n_iter, converged
+        return history, n_iter, converged
 
-    def _fit(self, X, W=None, H=None):
-        X = self._validate_X(X, reset=True)
-        W, H = self._initialize(X, W, H)
-        W, H, history, n_iter, converged = self._run_iterations(X, W, H)
+    def _store_fit_result(self, history, n_iter, converged, stacklevel):
+        """Warn if the fit did not converge; set the objective attributes."""
         if not converged and self.tol > 0:
             warnings.warn(
                 f"{type(self).__name__} did not converge in max_iter={self.max_iter} "
                 f"iterations (tol={self.tol}); increase max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=4,
+                stacklevel=stacklevel + 1,
             )
         self.n_iter_ = n_iter
         self.loss_history_ = np.asarray(history)
         self.loss_ = float(history[-1])
+
+    def _fit(self, X, W=None, H=None):
+        X = self._validate_X(X, reset=True)
+        W, H = self._initialize(X, W, H)
+        W, H, history, n_iter, converged = self._run_iterations(X, W, H)
+        self._store_fit_result(history, n_iter, converged, stacklevel=4)
         self._set_fit_attributes(W, H)
         return X
 
@@ -541,10 +609,7 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
             )
             W[active] = Wn
             active = active[change >= self.tol]
-        if order is not None:
-            W_sorted, W = W, np.empty_like(W)
-            W[order] = W_sorted
-        return W
+        return _unsort_rows(W, order)
 
     def transform(self, X):
         """Represent documents in the fitted topic space (fold-in).
@@ -580,13 +645,7 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         X_original : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        X = np.asarray(X)
-        if X.ndim != 2 or X.shape[1] != self.components_.shape[0]:
-            raise ValueError(
-                f"inverse_transform expects shape (n_samples, "
-                f"{self.components_.shape[0]}), got {X.shape}."
-            )
-        return X @ self.components_
+        return _reconstruct(X, self.components_)
 
     def score(self, X, y=None):
         """Held-out document-completion log-likelihood per word (higher is better).
@@ -720,7 +779,7 @@ class _ProbabilisticFactorsMixin:
 
     def _doc_attributes(self, w_sum):
         # D = W / s with s the column sums of the whole W (a zero column stays 0).
-        s = np.where(w_sum > 0, w_sum, 1)
+        s = _nonzero(w_sum)
         return {
             "p_d_given_z_": lambda W: W / s[None, :].astype(W.dtype, copy=False),
             "embedding_": self._doc_output,
@@ -763,6 +822,7 @@ class _OnlineMixin:
         """Topics from averaged statistics: the M-step (row-normalized counts)."""
         return normalize_rows(counts)[0]
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """Update the model with one mini-batch of documents (online learning).
 
@@ -787,8 +847,6 @@ class _OnlineMixin:
             (the number of mini-batches seen).
         """
         first = not hasattr(self, "n_batch_iter_")
-        if first:
-            self._validate_params()
         X = self._validate_X(X, reset=first)
         if first:
             if self.init == "custom":

@@ -20,14 +20,18 @@ the same start it reaches the same factors up to the rounding of the sums
 over blocks (tested, rtol 1e-6 in float64).
 """
 
-import time
-import warnings
-
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array, check_random_state
 
-from ._base import _length_order, _to_csr
+from ._base import (
+    _check_factor,
+    _check_nonnegative,
+    _check_start_arguments,
+    _length_order,
+    _random_scale,
+    _to_csr,
+    _unsort_rows,
+)
 
 
 class PreparedBlock:
@@ -48,11 +52,7 @@ class PreparedBlock:
 
     def unsort(self, A):
         """Rows of ``A`` (in the block's sorted order) back in input order."""
-        if self.order is None:
-            return A
-        out = np.empty_like(A)
-        out[self.order] = A
-        return out
+        return _unsort_rows(A, self.order)
 
     def sort(self, A):
         """Rows of ``A`` (in input order) in the block's sorted order."""
@@ -75,12 +75,7 @@ def prepare_block(X, dtype, n_features, start, stop, index):
             f"{where} has shape {X.shape}, expected ({stop - start}, {n_features}): "
             "every block must hold its rows with all the columns."
         )
-    data = X.data if hasattr(X, "tocsr") else X
-    if data.size and data.min() < 0:
-        raise ValueError(
-            f"Negative values in {where}: the model is a KL factorization of "
-            "non-negative data (e.g. word counts). Shift or clip the data."
-        )
+    _check_nonnegative(X.data if hasattr(X, "tocsr") else X, where)
     X = _to_csr(X)
     order = _length_order(X)
     if order is not None:
@@ -98,7 +93,7 @@ def start_state(est, block, H_raw, start):
     lost block's start can be drawn again).
     """
     if start[0] == "custom":
-        W = np.array(start[1], dtype=block.X.dtype, copy=True)
+        W = start[1]
     else:
         _, kind, rng_state, scale = start
         W = _draw_rows(kind, rng_state, scale, block.X.shape[0], H_raw.shape[0])
@@ -164,47 +159,25 @@ def block_starts(est, sizes, n_features, dtype, total, W, H):
             "(out-of-core or on Dask) supports init='random' (the default "
             "there) or init='custom'."
         )
-    if init != "custom" and (W is not None or H is not None):
-        raise ValueError(
-            f"W and H were passed to fit, but init is {init!r}; set "
-            "init='custom' to start from them."
-        )
-    lda = hasattr(est, "_draw")
-    if init == "custom":
-        if lda:
-            if W is not None:
-                raise ValueError(
-                    "LDAVI takes no start for the documents; pass only H, the "
-                    "topics' lambda, with init='custom'."
-                )
-            est._reset_state()
-            H = est._check_custom_topics(H, (k, n_features), dtype)
-            return H, _lda_draws(est, sizes, k)
-        from ._base import _check_factor
-
-        H = _check_factor(H, (k, n_features), "H", dtype)
-        if W is None:
-            raise ValueError(
-                "init='custom' needs both W and H: pass them as fit(X, W=..., H=...)."
-            )
-        if getattr(W, "shape", None) != (sum(sizes), k):
-            raise ValueError(
-                f"The custom start W has shape {getattr(W, 'shape', None)}, but "
-                f"this X and n_components need shape {(sum(sizes), k)}."
-            )
-        bounds = np.concatenate([[0], np.cumsum(sizes)])
-        specs = []
-        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-            W_rows = _check_factor(np.asarray(W[a:b]), (b - a, k), "W", dtype)
-            specs.append(("custom", W_rows))
-        return H, specs
-    if lda:
-        est._reset_state()
-        H = est._draw((k, n_features), dtype)
-        return H, _lda_draws(est, sizes, k)
-    rng = check_random_state(est.random_state)
+    _check_start_arguments(init, W, H)
     n = sum(sizes)
-    avg = np.sqrt(max(total, 0.0) / (n * n_features * k)) or 1.0
+    if hasattr(est, "_draw"):  # LDAVI: topics first, then the documents' draws
+        est._refuse_document_start(W)
+        est._reset_state()
+        if init == "custom":
+            H = est._check_custom_topics(H, (k, n_features), dtype)
+        else:
+            H = est._draw((k, n_features), dtype)
+        return H, _lda_draws(est, sizes, k)
+    if init == "custom":
+        H = _check_factor(H, (k, n_features), "H", dtype)
+        W = _check_factor(W, (n, k), "W", dtype)
+        bounds = np.cumsum([0, *sizes])
+        return H, [
+            ("custom", W[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+        ]
+    rng = check_random_state(est.random_state)
+    avg = _random_scale(total, n, n_features, k)
     specs = []
     for size in sizes:
         specs.append(("draw", "normal", rng.get_state(), avg))
@@ -260,44 +233,24 @@ def _fit_blockwise(est, runner, W, H):
     H_raw, specs = block_starts(est, runner.sizes, m, dtype, runner.total(), W, H)
     H = est._prepare_start(np.zeros((0, est.n_components), dtype=dtype), H_raw)[1]
     runner.start(est, specs, H_raw)
-    start = time.perf_counter()
-    history = []
-    converged = False
     scale = None
-    n_iter = 0
-    name = type(est).__name__
-    for n_iter in range(1, est.max_iter + 1):
-        stats = runner.step(est, H, scale)
-        loss = stats["loss"] + est._topic_loss(H)
-        H, scale = est._topic_step(H, stats)
-        est._after_iteration()
-        history.append(loss)
-        if est.verbose and (est.verbose > 1 or n_iter % 10 == 1):
-            print(
-                f"[{name}] iteration {n_iter - 1:4d}  objective {loss:.6e}  "
-                f"({time.perf_counter() - start:.2f} s, {runner.describe()})"
-            )
-        if est._stopped(history):
-            converged = True
-            break
-    final = runner.finish(est, H, scale)
-    history.append(final["loss"] + est._topic_loss(H))
-    if est.verbose:
-        print(
-            f"[{name}] {'converged' if converged else 'stopped'} after {n_iter} "
-            f"iterations, objective {history[-1]:.6e} "
-            f"({time.perf_counter() - start:.2f} s)"
-        )
-    if not converged and est.tol > 0:
-        warnings.warn(
-            f"{name} did not converge in max_iter={est.max_iter} iterations "
-            f"(tol={est.tol}); increase max_iter or tol.",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-    est.n_iter_ = n_iter
-    est.loss_history_ = np.asarray(history)
-    est.loss_ = float(history[-1])
+    final = {}
+
+    def iterate():
+        # The per-topic rescaling of W, if any, is applied by the next step.
+        nonlocal H, scale
+        H, scale, loss = est._topic_update(H, runner.step(est, H, scale))
+        return loss
+
+    def final_loss():
+        final.update(runner.finish(est, H, scale))
+        return final["loss"] + est._topic_loss(H)
+
+    history, n_iter, converged = est._iteration_loop(
+        iterate, final_loss, describe=runner.describe
+    )
+    # The warning points at the caller of fit (or of fit_dask's caller).
+    est._store_fit_result(history, n_iter, converged, stacklevel=6)
     w_sum = final["w_sum"]
     est._set_topic_attributes(H, w_sum)
     for attribute, of_rows in est._doc_attributes(w_sum).items():

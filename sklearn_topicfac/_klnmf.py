@@ -1,9 +1,8 @@
 """KL-NMF by Lee-Seung multiplicative updates, plain and L1-normalized."""
 
-import numpy as np
-
 from ._base import _BaseTopicModel, _OnlineMixin, _ProbabilisticFactorsMixin
 from ._kernels import (
+    _nonzero,
     mu_doc_step,
     mu_topic_update,
     normalize_rows,
@@ -142,7 +141,7 @@ class KLNMF(_OnlineMixin, _BaseTopicModel):
 
     def _online_topics(self, counts, w_sum):
         # The multiplicative H update from averaged statistics.
-        return counts / np.where(w_sum > 0, w_sum, 1)[:, None]
+        return counts / _nonzero(w_sum)[:, None]
 
 
 class NormalizedNMF(_ProbabilisticFactorsMixin, KLNMF):

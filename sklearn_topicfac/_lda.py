@@ -343,12 +343,7 @@ default=None
         self._reset_state()
         n, m = X.shape
         k = self.n_components
-        if W is not None:
-            raise ValueError(
-                "LDAVI takes no start for the documents (see the E-step's "
-                "start in its docstring). Pass only H, the topics' lambda, "
-                "with init='custom'."
-            )
+        self._refuse_document_start(W)
         if self.init == "custom":
             H = self._check_custom_topics(H, (k, m), X.dtype)
         elif H is not None:
@@ -361,7 +356,17 @@ default=None
         # The first E-step's start, drawn after the topics as scikit-learn does.
         return self._draw((n, k), X.dtype), H
 
+    @staticmethod
+    def _refuse_document_start(W):
+        if W is not None:
+            raise ValueError(
+                "LDAVI takes no start for the documents (see the E-step's "
+                "start in its docstring). Pass only H, the topics' lambda, "
+                "with init='custom'."
+            )
+
     def _check_custom_topics(self, H, shape, dtype):
+        """Validate ``init='custom'``'s topics: the right shape, positive."""
         if H is None:
             raise ValueError(
                 "init='custom' needs the topics' start: pass it as "

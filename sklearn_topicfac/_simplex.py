@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import svd_flip
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._base import _reconstruct
 from ._completion import completion_log_likelihood
 from ._plsi import PLSI
 
@@ -447,13 +448,7 @@ class SimplexPLSA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         X_original : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        X = np.asarray(X)
-        if X.ndim != 2 or X.shape[1] != self.components_.shape[0]:
-            raise ValueError(
-                f"inverse_transform expects shape (n_samples, "
-                f"{self.components_.shape[0]}), got {X.shape}."
-            )
-        return X @ self.components_
+        return _reconstruct(X, self.components_)
 
     def score(self, X, y=None):
         """How well the learned simplex explains the points ``X`` (higher is better).
