@@ -35,6 +35,7 @@ one is, so ``fit(X_dask)`` equals ``fit(X_dask.compute())`` with
 ``init="random"`` and the same ``random_state``.
 """
 
+import copy
 from operator import attrgetter, getitem
 
 import numpy as np
@@ -262,13 +263,17 @@ class _DaskRunner:
         self.n_recoveries += 1
         states = [self._put(W) for W in self._saved]
         for est, H, scale in self._log:
-            H_f = self._put(H)
-            results = [
-                client.submit(doc_task, est, b, W, H_f, scale, pure=False)
-                for b, W in zip(self.blocks, states, strict=True)
-            ]
+            results = self._doc_steps(est, H, scale, states)
             states = [client.submit(getitem, r, 0) for r in results]
         self.states = states
+
+    def _doc_steps(self, est, H, scale, states):
+        """Submit every block's document step: futures of ``(W, stats)``."""
+        H_f = self._put(H)
+        return [
+            self.client.submit(doc_task, est, b, W, H_f, scale, pure=False)
+            for b, W in zip(self.blocks, states, strict=True)
+        ]
 
     def _recovering(self, run):
         """``run()``, rebuilding the factors and retrying if a worker was lost.
@@ -289,17 +294,14 @@ class _DaskRunner:
         client = self.client
 
         def run():
-            H_f = self._put(H)
-            results = [
-                client.submit(doc_task, est, b, W, H_f, scale, pure=False)
-                for b, W in zip(self.blocks, self.states, strict=True)
-            ]
+            results = self._doc_steps(est, H, scale, self.states)
             stats = [client.submit(getitem, r, 1) for r in results]
             total, parts = self._reduce(stats)
             return total, parts, [client.submit(getitem, r, 0) for r in results]
 
         total, parts, self.states = self._recovering(run)
-        self._log.append((est, H, scale))
+        # A copy: the estimator's counters (LDAVI's n_batch_iter_) move on.
+        self._log.append((copy.copy(est), H, scale))
         self.iteration += 1
         self.n_bytes.append(
             H.nbytes * len(self._workers())
@@ -325,14 +327,10 @@ class _DaskRunner:
                 for b, W in zip(self.blocks, states, strict=True)
             ]
             total, _ = self._reduce(parts)
-            attributes = self._gather_rows(states)
-            return total, attributes
+            return total, client.gather(states)
 
         total, self._final_rows = self._recovering(run)
         return total
-
-    def _gather_rows(self, states):
-        return self.client.gather(states)
 
     def rows_attribute(self, of_rows, k):
         # The final factors were brought here once, at the end of the fit.
