@@ -41,14 +41,18 @@ class PreparedBlock:
     document factor of a block is kept in the sorted order.
     """
 
-    __slots__ = ("X", "order", "start", "stop", "total")
+    __slots__ = ("X", "order", "start", "stop")
 
     def __init__(self, X, order, start, stop):
         self.X = X
         self.order = order
         self.start = start
         self.stop = stop
-        self.total = float(np.sum(X.data, dtype=np.float64))
+
+    @property
+    def total(self):
+        """The sum of the block's entries (in float64)."""
+        return float(np.sum(self.X.data, dtype=np.float64))
 
     def unsort(self, A):
         """Rows of ``A`` (in the block's sorted order) back in input order."""
@@ -117,16 +121,12 @@ def doc_task(est, block, W, H, scale):
     return est._doc_step(block.X, W, H)
 
 
-def rescale_task(W, scale):
-    return W if scale is None else W * scale[None, :].astype(W.dtype, copy=False)
-
-
-def loss_task(est, block, W, H):
-    return {"loss": est._doc_loss(block.X, W, H), "w_sum": W.sum(axis=0)}
-
-
-def attribute_task(of_rows, block, W):
-    return block.unsort(of_rows(W))
+def finish_task(est, block, W, H, scale):
+    """The last pass over a block: its objective, and its final W in input order."""
+    if scale is not None:
+        W = W * scale[None, :].astype(W.dtype, copy=False)
+    stats = {"loss": est._doc_loss(block.X, W, H), "w_sum": W.sum(axis=0)}
+    return stats, block.unsort(W)
 
 
 def sum_stats(*parts):
@@ -145,6 +145,9 @@ def stats_nbytes(stats):
 # ------------------------------------------------------------------- starts
 def block_starts(est, sizes, n_features, dtype, total, W, H):
     """The start: raw topics ``H`` and one start spec per block.
+
+    ``total()`` gives the sum of X (a pass over the data, made only for the
+    random start of the NMF family, whose scale depends on it).
 
     Mirrors ``est._initialize`` for ``init`` in ``{None, "random",
     "custom"}``: the generator is advanced exactly as the in-memory start
@@ -177,7 +180,7 @@ def block_starts(est, sizes, n_features, dtype, total, W, H):
             ("custom", W[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
         ]
     rng = check_random_state(est.random_state)
-    avg = _random_scale(total, n, n_features, k)
+    avg = _random_scale(total(), n, n_features, k)
     specs = []
     for size in sizes:
         specs.append(("draw", "normal", rng.get_state(), avg))
@@ -230,7 +233,7 @@ def _fit_blockwise(est, runner, W, H):
     est.n_features_in_ = m
     if hasattr(est, "feature_names_in_"):
         del est.feature_names_in_
-    H_raw, specs = block_starts(est, runner.sizes, m, dtype, runner.total(), W, H)
+    H_raw, specs = block_starts(est, runner.sizes, m, dtype, runner.total, W, H)
     H = est._prepare_start(np.zeros((0, est.n_components), dtype=dtype), H_raw)[1]
     runner.start(est, specs, H_raw)
     scale = None
@@ -253,8 +256,9 @@ def _fit_blockwise(est, runner, W, H):
     est._store_fit_result(history, n_iter, converged, stacklevel=6)
     w_sum = final["w_sum"]
     est._set_topic_attributes(H, w_sum)
+    # The row-wise attributes, from the final W that `finish` brought here.
     for attribute, of_rows in est._doc_attributes(w_sum).items():
-        setattr(est, attribute, runner.rows_attribute(of_rows, est.n_components))
+        setattr(est, attribute, np.concatenate([of_rows(W) for W in runner.rows]))
 
 
 class _LocalRunner:
@@ -294,17 +298,13 @@ class _LocalRunner:
         return total
 
     def finish(self, est, H, scale):
-        self.states = [rescale_task(W, scale) for W in self.states]
-        parts = [
-            loss_task(est, block, W, H)
-            for block, W in zip(self._blocks(), self.states, strict=True)
-        ]
-        return sum_stats(*parts)
-
-    def rows_attribute(self, of_rows, k):
-        return np.concatenate(
-            [
-                attribute_task(of_rows, block, W)
+        """The last pass: the final objective; ``rows`` = final W in input order."""
+        parts, self.rows = zip(
+            *(
+                finish_task(est, block, W, H, scale)
                 for block, W in zip(self._blocks(), self.states, strict=True)
-            ]
+            ),
+            strict=True,
         )
+        self.states = None
+        return sum_stats(*parts)

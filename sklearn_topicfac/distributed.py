@@ -41,14 +41,11 @@ from operator import attrgetter, getitem
 import numpy as np
 
 from ._blockwise import (
-    PreparedBlock,
     _LocalRunner,
-    attribute_task,
     doc_task,
+    finish_task,
     fit_blockwise,
-    loss_task,
     prepare_block,
-    rescale_task,
     start_state,
     stats_nbytes,
     sum_stats,
@@ -185,7 +182,6 @@ class _DaskRunner:
         self.iteration = 0
         self.n_recoveries = 0
         self.n_bytes = []
-        self._meta = None
         bounds = np.concatenate([[0], np.cumsum(self.sizes)]).tolist()
         raw = client.compute(list(X.to_delayed().ravel()))
         m = self.shape[1]
@@ -315,41 +311,24 @@ class _DaskRunner:
         return total
 
     def finish(self, est, H, scale):
+        """The last pass: the final objective; ``rows`` = final W in input order.
+
+        The final document factors come to the client once, for the fitted
+        row-wise attributes (``embedding_``...).
+        """
         client = self.client
 
         def run():
-            states = [
-                client.submit(rescale_task, W, scale, pure=False) for W in self.states
-            ]
             H_f = self._put(H)
-            parts = [
-                client.submit(loss_task, est, b, W, H_f, pure=False)
-                for b, W in zip(self.blocks, states, strict=True)
+            results = [
+                client.submit(finish_task, est, b, W, H_f, scale, pure=False)
+                for b, W in zip(self.blocks, self.states, strict=True)
             ]
-            total, _ = self._reduce(parts)
-            return total, client.gather(states)
+            total, _ = self._reduce([client.submit(getitem, r, 0) for r in results])
+            return total, client.gather([client.submit(getitem, r, 1) for r in results])
 
-        total, self._final_rows = self._recovering(run)
+        total, self.rows = self._recovering(run)
         return total
-
-    def rows_attribute(self, of_rows, k):
-        # The final factors were brought here once, at the end of the fit.
-        return np.concatenate(
-            [
-                attribute_task(of_rows, block, W)
-                for block, W in zip(
-                    self._prepared_meta(), self._final_rows, strict=True
-                )
-            ]
-        )
-
-    def _prepared_meta(self):
-        """The blocks' row orders (small), to put rows back in input order."""
-        if self._meta is None:
-            self._meta = self.client.gather(
-                [self.client.submit(_block_meta, b) for b in self.blocks]
-            )
-        return self._meta
 
     def close(self):
         # Dropping the futures releases their data on the workers (cancelling
@@ -359,8 +338,3 @@ class _DaskRunner:
 
 def _same(A):
     return A
-
-
-def _block_meta(block):
-    """A `PreparedBlock` without its data: enough to unsort its rows."""
-    return PreparedBlock(block.X[:0], block.order, block.start, block.stop)

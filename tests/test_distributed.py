@@ -246,7 +246,7 @@ def test_checkpoint_and_replay_rebuild_the_document_factors_exactly(
     est = Estimator(n_components=3, init="random", max_iter=5, tol=0, random_state=0)
     runner = runner_for(X, client, checkpoint_every=100, callback=None)
     H_raw, specs = block_starts(
-        est, runner.sizes, 60, runner.dtype, runner.total(), None, None
+        est, runner.sizes, 60, runner.dtype, runner.total, None, None
     )
     H = est._prepare_start(np.zeros((0, 3)), H_raw)[1]
     runner.start(est, specs, H_raw)
