@@ -148,12 +148,25 @@ default=None
         :math:`\\gamma_d` falls below this.
     max_doc_update_iter : int, default=100
         Maximum number of E-step sweeps per document and E-step.
-    init : {"random", "custom"}, default="random"
+    init : {"nndsvda", "random", "custom"} or None, default=None
+        Start of the topics' :math:`\\lambda`.  ``None`` means
+        ``"nndsvda"`` (``"random"`` when ``n_components > min(n_samples,
+        n_features)``, and in block-wise fits, which never hold all of X).
+        ``"nndsvda"``: the non-negative double SVD of ``X`` (as the NMF
+        family's default start), each topic's row normalized and given
+        pseudo-counts in proportion to its share of ``X``,
+        :math:`\\lambda_k = \\eta + N \\pi_k \\hat\\beta_k` with
+        :math:`N` the number of tokens.  It is distinct topics from the
+        start; from the nearly uniform random start, batch VB often merges
+        two true topics into one and splits another, a local optimum that
+        more topics then repair -- which biases choosing ``n_components``
+        by held-out score upwards (see ``docs/guide/choosing_k.md``).
         ``"random"``: :math:`\\lambda` is drawn from Gamma(100, 1/100) as
         scikit-learn draws it, so that the same ``random_state`` gives
         scikit-learn's start.  ``"custom"``: pass ``fit(X, H=lambda0)``,
-        positive.  Either way the first E-step starts from a Gamma(100,
-        1/100) draw of ``random_state`` and the later ones from all ones.
+        positive.  In every case the first E-step starts from a Gamma(100,
+        1/100) draw of ``random_state`` and the later ones from all ones;
+        :meth:`partial_fit` always starts from the random draw.
     tol : float, default=1e-3
         ``fit`` stops when an epoch raises the bound by less than ``tol``
         times the absolute value of the bound at the start; ``tol=0`` runs
@@ -246,7 +259,7 @@ default=None
         "total_samples": [Interval(Real, 0, None, closed="neither")],
         "mean_change_tol": [Interval(Real, 0, None, closed="left")],
         "max_doc_update_iter": [Interval(Integral, 1, None, closed="left")],
-        "init": [StrOptions({"random", "custom"})],
+        "init": [StrOptions({"nndsvda", "random", "custom"}), None],
     }
 
     def __init__(
@@ -263,7 +276,7 @@ default=None
         total_samples=1e6,
         mean_change_tol=1e-3,
         max_doc_update_iter=100,
-        init="random",
+        init=None,
         tol=1e-3,
         random_state=None,
         verbose=0,
@@ -344,17 +357,48 @@ default=None
         n, m = X.shape
         k = self.n_components
         self._refuse_document_start(W)
-        if self.init == "custom":
+        init = self.init
+        if init is None:
+            init = "nndsvda" if k <= min(n, m) else "random"
+        if init == "custom":
             H = self._check_custom_topics(H, (k, m), X.dtype)
         elif H is not None:
             raise ValueError(
-                "H was passed to fit, but init is 'random'; set init='custom' "
-                "to start from it."
+                f"H was passed to fit, but init is {init!r}; set "
+                "init='custom' to start from it."
             )
+        elif init == "nndsvda":
+            if k > min(n, m):
+                raise ValueError(
+                    f"init='nndsvda' needs n_components <= min(n_samples, "
+                    f"n_features) = {min(n, m)}, got {k}; use init='random'."
+                )
+            H = self._nndsvda_topics(X)
         else:
             H = self._draw((k, m), X.dtype)
         # The first E-step's start, drawn after the topics as scikit-learn does.
         return self._draw((n, k), X.dtype), H
+
+    def _nndsvda_topics(self, X):
+        """``lambda`` from the NNDSVDa start: ``eta + N pi_k beta_k``.
+
+        ``beta_k`` is the normalized k-th row of the start's ``H`` and
+        ``pi_k`` the share of ``W @ H``'s total that topic ``k`` carries.
+        """
+        W, H = self._nndsvda_start(X)
+        W = W.astype(np.float64)
+        H = H.astype(np.float64)
+        mass = W.sum(axis=0) * H.sum(axis=1)
+        share = mass / _nonzero(mass.sum())
+        beta = H / _nonzero(H.sum(axis=1))[:, None]
+        lam = beta * (float(X.sum(dtype=np.float64)) * share)[:, None]
+        eta = self.topic_word_prior_
+        if eta is not None:
+            lam += eta
+        # Positive whatever the data (NNDSVDa fills zeros; a topic that
+        # carries no mass must still be a valid Dirichlet parameter).
+        lam = np.maximum(lam, np.finfo(X.dtype).tiny)
+        return lam.astype(X.dtype, copy=False)
 
     @staticmethod
     def _refuse_document_start(W):
@@ -620,8 +664,8 @@ default=None
         Per-document E-step stopping threshold (as :class:`LDAVI`).
     max_doc_update_iter : int, default=100
         Maximum number of E-step sweeps per document.
-    init : {"random", "custom"}, default="random"
-        Start of the topics, as :class:`LDAVI`.
+    init : {"nndsvda", "random", "custom"} or None, default=None
+        Start of the topics, as :class:`LDAVI` (``None``: ``"nndsvda"``).
     tol : float, default=1e-3
         Relative bound increase below which the fit stops.
     random_state : int, RandomState instance or None, default=None
@@ -711,7 +755,7 @@ default=None
         max_iter=10,
         mean_change_tol=1e-3,
         max_doc_update_iter=100,
-        init="random",
+        init=None,
         tol=1e-3,
         random_state=None,
         verbose=0,
