@@ -517,9 +517,11 @@ default=None
     def partial_fit(self, X, y=None):
         """One online variational Bayes pass over ``X`` in mini-batches.
 
-        The first call initializes the topics from ``random_state`` as
-        ``fit`` does (and so the first mini-batch's E-step starts from a
-        random draw, the others from all ones); the topic update weighs each
+        The first call draws the topics from ``random_state`` as
+        ``init="random"`` does, whatever ``init`` is (a mini-batch is no
+        basis for an SVD start of the whole corpus), and so the first
+        mini-batch's E-step starts from a random draw, the others from all
+        ones; the topic update weighs each
         mini-batch by ``total_samples / batch size`` (scikit-learn's
         ``partial_fit``).
 

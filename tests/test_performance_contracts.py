@@ -42,9 +42,18 @@ def _factors(X, k=6, seed=1, dtype=np.float64):
     return W.astype(dtype), H.astype(dtype)
 
 
-@pytest.fixture
-def many_small_units(monkeypatch):
-    """Tiny work units and thresholds: every code path runs on small inputs."""
+@pytest.fixture(params=["gather", "dense-blocks"])
+def many_small_units(request, monkeypatch):
+    """Tiny work units and thresholds: every code path runs on small inputs.
+
+    Twice: with the sampled product by gathers, and by dense blocks of a few
+    rows (`_DENSE_MIN_DENSITY`).
+    """
+    if request.param == "gather":
+        monkeypatch.setattr(K, "_DENSE_MIN_DENSITY", np.inf)
+    else:
+        monkeypatch.setattr(K, "_DENSE_MIN_DENSITY", 0.0)
+        monkeypatch.setattr(K, "_DENSE_BLOCK_ELEMENTS", 200)
     monkeypatch.setattr(K, "_CHUNK_ELEMENTS", 256)
     monkeypatch.setattr(K, "_MIN_SLAB", 100)
     monkeypatch.setattr(K, "_MIN_PARALLEL_WORK", 0)
@@ -212,6 +221,44 @@ def test_fused_doc_step_equals_the_separate_kernels(
     assert np.all(W_new[np.diff(X.indptr) == 0] == 0)  # empty documents
     assert_allclose(R_new.data, K.ratio_at_nonzeros(X, expected_W, H).data, rtol=rtol)
     assert np.array_equal(R_new.indptr, X.indptr)
+
+
+def test_dense_block_units_cover_the_rows_within_the_block_budget(monkeypatch):
+    X = _lda_like()
+    n, m = X.shape
+    # Density 0.27 here: dense blocks from the default threshold on.
+    assert X.nnz / (n * m) >= K._DENSE_MIN_DENSITY
+    monkeypatch.setattr(K, "_DENSE_BLOCK_ELEMENTS", 1000)
+    for itemsize, rows in [(4, 1000 // m), (8, 500 // m)]:
+        units = K._work_units(X.indptr, 5, itemsize, n_features=m)
+        assert all(length == -1 for _, _, length in units)
+        assert all(e - s <= max(rows, 1) for s, e, _ in units)
+        # Every stored entry once, in order; the empty row 7 alone is skipped.
+        covered = [(X.indptr[s], X.indptr[e]) for s, e, _ in units]
+        assert covered[0][0] == 0 and covered[-1][1] == X.nnz
+        assert all(
+            b == c for (_, b), (c, _) in zip(covered[:-1], covered[1:], strict=True)
+        )
+    # Below the density threshold, and without n_features: gather units.
+    monkeypatch.setattr(K, "_DENSE_MIN_DENSITY", 0.5)
+    assert all(u[2] >= 0 for u in K._work_units(X.indptr, 5, 8, n_features=m))
+    monkeypatch.setattr(K, "_DENSE_MIN_DENSITY", 0.0)
+    assert all(u[2] >= 0 for u in K._work_units(X.indptr, 5, 8))
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS, ids=lambda c: c.__name__)
+def test_dense_blocks_and_gathers_give_the_same_fit(monkeypatch, Estimator):
+    X = _lda_like()
+    W0, H0 = random_start(X, 4)
+    params = dict(n_components=4, init="custom", max_iter=10, tol=0)
+    fits = []
+    for density in (np.inf, 0.0):
+        monkeypatch.setattr(K, "_DENSE_MIN_DENSITY", density)
+        monkeypatch.setattr(K, "_DENSE_BLOCK_ELEMENTS", 2000)
+        fits.append(Estimator(**params).fit(X, W=W0, H=H0))
+    assert_allclose(fits[1].components_, fits[0].components_, rtol=1e-10)
+    assert_allclose(fits[1].embedding_, fits[0].embedding_, rtol=1e-10)
+    assert_allclose(fits[1].loss_history_, fits[0].loss_history_, rtol=1e-12)
 
 
 def test_objective_equals_the_xlogy_formula():
