@@ -188,6 +188,7 @@ def ldavi_epochs(X, k, epochs, seed, method, batch_size, held_out=None):
     """The body of LDAVI.fit (validation, start, hooks), one timed epoch at a time."""
     est = LDAVI(
         k,
+        init="random",
         learning_method=method,
         batch_size=batch_size,
         max_iter=epochs,
@@ -233,7 +234,7 @@ def check_same_start(X, k, seed, method, batch_size):
         k, learning_method=method, batch_size=batch_size, random_state=seed
     )
     sk._init_latent_vars(Xs.shape[1], dtype=Xs.dtype)
-    est = LDAVI(k, random_state=seed)
+    est = LDAVI(k, init="random", random_state=seed)
     _, lam0 = est._initialize(est._validate_X(Xs, reset=True), None, None)
     assert np.array_equal(lam0, sk.components_), "different topics' start"
     n = Xs.shape[0]
@@ -289,6 +290,7 @@ def bench_lda(X_train, X_test, k, epochs, repeats, sk_repeats, batch_size, seed=
             to_target = time_public_fit(
                 lambda t=t_star, method=method: LDAVI(
                     k,
+                    init="random",
                     learning_method=method,
                     batch_size=batch_size,
                     max_iter=t,

@@ -164,13 +164,39 @@ def _split_rows(indptr, n_parts):
     return np.concatenate(([0], np.minimum(cuts, n_rows), [n_rows]))
 
 
+def _compressed_view(data, indices, indptr, shape, fmt="csr"):
+    """A CSR (or CSC) matrix on exactly these arrays: no copy, no check.
+
+    SciPy's constructor, even with ``copy=False``, copies ``data`` and
+    ``indices`` when they are views of less than half of a larger array
+    (``prune``), which is what a row range or a unit of work always is: an
+    O(nnz) copy per call.  The arrays are set on an empty matrix instead;
+    callers pass consistent CSR arrays (``indptr[0] == 0``, equal index
+    dtypes), and only SciPy's products read them.
+    """
+    cls = sp.csr_matrix if fmt == "csr" else sp.csc_matrix
+    M = cls(shape, dtype=data.dtype)
+    M.data, M.indices, M.indptr = data, indices, indptr.astype(indices.dtype)
+    return M
+
+
 def _row_range(R, r0, r1):
     """Rows ``r0:r1`` of a CSR matrix as a CSR matrix sharing its data."""
     a, b = R.indptr[r0], R.indptr[r1]
-    return sp.csr_matrix(
-        (R.data[a:b], R.indices[a:b], R.indptr[r0 : r1 + 1] - a),
-        shape=(r1 - r0, R.shape[1]),
-        copy=False,
+    return _compressed_view(
+        R.data[a:b], R.indices[a:b], R.indptr[r0 : r1 + 1] - a, (r1 - r0, R.shape[1])
+    )
+
+
+def _row_range_transposed(R, r0, r1):
+    """``R[r0:r1].T`` as a CSC matrix sharing ``R``'s data."""
+    a, b = R.indptr[r0], R.indptr[r1]
+    return _compressed_view(
+        R.data[a:b],
+        R.indices[a:b],
+        R.indptr[r0 : r1 + 1] - a,
+        (R.shape[1], r1 - r0),
+        fmt="csc",
     )
 
 
@@ -293,7 +319,7 @@ def _product_on_units(units, indptr, indices, W, Ht, out, H=None):
         _unit_product(G, W[r0:r1], length, indptr[r0 : r1 + 1], out[a:b])
 
 
-def product_at_nonzeros(X, W, H):
+def product_at_nonzeros(X, W, H, dense_blocks=True):
     """Evaluate ``(W @ H)`` at the stored entries of a CSR matrix ``X``.
 
     A sampled dense-dense product (SDDMM): the result is aligned with
@@ -314,12 +340,20 @@ def product_at_nonzeros(X, W, H):
     unit is instead a block of rows whose ``W @ H`` -- about 1 MiB, never
     the whole ``n_samples x n_features`` product -- is one BLAS product, read
     at the block's stored entries: more multiply-adds, at a far higher rate.
+    BLAS may round a row's products differently depending on where the row
+    falls in its block, so with dense blocks a row's result can depend on
+    the other rows at the last bit; ``dense_blocks=False`` (the gathers,
+    which compute every entry the same way whatever the batch) makes each
+    row's result a function of that row alone, as ``transform`` and
+    ``score`` promise.
 
     Parameters
     ----------
     X : scipy.sparse CSR matrix or array of shape (n_samples, n_features)
     W : ndarray of shape (n_samples, k)
     H : ndarray of shape (k, n_features)
+    dense_blocks : bool, default=True
+        Allow the dense-block evaluation when ``X`` is dense enough.
 
     Returns
     -------
@@ -333,7 +367,9 @@ def product_at_nonzeros(X, W, H):
     # contiguous read; it costs O(n_features * k), small next to O(nnz * k).
     Ht = np.ascontiguousarray(H.T)
     indptr, indices = X.indptr, X.indices
-    units = _work_units(indptr, k, out.itemsize, n_features=H.shape[1])
+    units = _work_units(
+        indptr, k, out.itemsize, n_features=H.shape[1] if dense_blocks else None
+    )
     if units and units[0][2] < 0:
         H = np.ascontiguousarray(H, dtype=out.dtype)
     W = W.astype(out.dtype, copy=False)
@@ -350,7 +386,7 @@ def product_at_nonzeros(X, W, H):
     return out
 
 
-def ratio_at_nonzeros(X, W, H):
+def ratio_at_nonzeros(X, W, H, dense_blocks=True):
     """Return ``R = X / (W @ H)`` evaluated only at the stored entries of ``X``.
 
     The model is floored at the smallest positive normal number of its dtype
@@ -362,13 +398,15 @@ def ratio_at_nonzeros(X, W, H):
     X : scipy.sparse CSR matrix or array of shape (n_samples, n_features)
     W : ndarray of shape (n_samples, k)
     H : ndarray of shape (k, n_features)
+    dense_blocks : bool, default=True
+        As in `product_at_nonzeros`.
 
     Returns
     -------
     R : scipy.sparse.csr_matrix of shape (n_samples, n_features)
         Same sparsity pattern as ``X`` (its index arrays are shared, not copied).
     """
-    Y = product_at_nonzeros(X, W, H)
+    Y = product_at_nonzeros(X, W, H, dense_blocks=dense_blocks)
     _divide_into_ratio(X.data, Y)
     return sp.csr_matrix((Y, X.indices, X.indptr), shape=X.shape, copy=False)
 
@@ -545,7 +583,7 @@ def _transposed_product_raw(W, R):
     bounds = _split_rows(R.indptr, _N_THREADS).tolist()
 
     def rows(r):
-        return np.asarray(_row_range(R, *r).T @ W[r[0] : r[1]])
+        return np.asarray(_row_range_transposed(R, *r) @ W[r[0] : r[1]])
 
     parts = _map_parts(rows, list(zip(bounds[:-1], bounds[1:], strict=True)), work)
     total = parts[0]
@@ -649,16 +687,15 @@ def _unit_rht(r, G, length, local_indptr):
     k = G.shape[1]
     if length:
         return np.matmul(r.reshape(n, 1, length), G.reshape(n, length, k)).reshape(n, k)
-    rows = sp.csr_matrix(
-        (r, np.arange(r.shape[0]), local_indptr), shape=(n, r.shape[0])
-    )
+    columns = np.arange(r.shape[0], dtype=local_indptr.dtype)
+    rows = _compressed_view(r, columns, local_indptr, (n, r.shape[0]))
     return np.asarray(rows @ G)
 
 
 def _dense_unit_rht(r, indices, local_indptr, Ht):
     """``R @ H.T`` on a dense-block unit's rows: a small sparse-dense product."""
     n = local_indptr.shape[0] - 1
-    rows = sp.csr_matrix((r, indices, local_indptr), shape=(n, Ht.shape[0]))
+    rows = _compressed_view(r, indices, local_indptr, (n, Ht.shape[0]))
     return np.asarray(rows @ Ht)
 
 
@@ -1072,10 +1109,18 @@ def lda_log_likelihood(X, y):
     (the word-topic responsibilities at their optimum given ``gamma`` and
     the topics).  Accumulated in float64, returned as a Python float.
     """
-    return float(np.sum(X.data * np.log(y), dtype=np.float64))
+    total = 0.0
+    # In pieces: no (nnz,) temporaries (the log and the product).
+    for a in range(0, y.shape[0], _LOG_PIECE):
+        piece = np.log(y[a : a + _LOG_PIECE], dtype=np.float64)
+        total += float(np.dot(X.data[a : a + _LOG_PIECE].astype(np.float64), piece))
+    return total
 
 
-def lda_expected_counts(X, gamma, B, y):
+_LOG_PIECE = 1 << 16
+
+
+def lda_expected_counts(X, gamma, B, y, overwrite_y=False):
     """Expected topic-word counts: the sufficient statistics of the M-step.
 
     .. math::
@@ -1085,9 +1130,11 @@ def lda_expected_counts(X, gamma, B, y):
 
     with ``y = Theta B`` at the stored entries as returned by `lda_e_step`.
     A sum over documents, so the statistics of row blocks add up.  Shape
-    (k, n_features), dtype of ``gamma``.
+    (k, n_features), dtype of ``gamma``.  ``overwrite_y=True`` computes the
+    ratio ``X / y`` in ``y``'s memory instead of a new (nnz,) array.
     """
-    R = sp.csr_matrix((X.data / y, X.indices, X.indptr), shape=X.shape, copy=False)
+    ratio = np.divide(X.data, y, out=y if overwrite_y else None)
+    R = _compressed_view(ratio, X.indices, X.indptr, X.shape)
     return B * transposed_product(exp_dirichlet_expectation(gamma), R)
 
 

@@ -167,6 +167,16 @@ default=None
         positive.  In every case the first E-step starts from a Gamma(100,
         1/100) draw of ``random_state`` and the later ones from all ones;
         :meth:`partial_fit` always starts from the random draw.
+    n_init : int >= 1, default=1
+        Number of starts of ``fit``; the fit with the highest evidence lower
+        bound is kept.  The first start is ``init``'s, the others are
+        Gamma(100, 1/100) draws, continuing the generator of
+        ``random_state``.  Batch VB has local optima (two true topics merged
+        into one, another split in two) that no number of epochs leaves;
+        restarts are the remedy, at ``n_init`` times the cost.  Choosing
+        ``n_components`` by held-out score is biased upwards by such optima
+        at the true k (more topics repair them), so use ``n_init >= 3``
+        there (see ``docs/guide/choosing_k.md``).
     tol : float, default=1e-3
         ``fit`` stops when an epoch raises the bound by less than ``tol``
         times the absolute value of the bound at the start; ``tol=0`` runs
@@ -260,6 +270,7 @@ default=None
         "mean_change_tol": [Interval(Real, 0, None, closed="left")],
         "max_doc_update_iter": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"nndsvda", "random", "custom"}), None],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -277,6 +288,7 @@ default=None
         mean_change_tol=1e-3,
         max_doc_update_iter=100,
         init=None,
+        n_init=1,
         tol=1e-3,
         random_state=None,
         verbose=0,
@@ -293,6 +305,7 @@ default=None
         self.mean_change_tol = mean_change_tol
         self.max_doc_update_iter = max_doc_update_iter
         self.init = init
+        self.n_init = n_init
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose
@@ -348,10 +361,47 @@ default=None
         )
         bound = self._document_bound(X, gamma, y, alpha)
         counts = np.zeros((self.n_components, m), dtype=X.dtype)
-        counts[:, used] = lda_expected_counts(X, gamma, B, y)
+        counts[:, used] = lda_expected_counts(X, gamma, B, y, overwrite_y=True)
         return gamma, bound, counts
 
     # ----------------------------------------------------------------- hooks
+    def _fit(self, X, W=None, H=None):
+        if self.n_init == 1:
+            return super()._fit(X, W=W, H=H)
+        X = self._validate_X(X, reset=True)
+        n, m = X.shape
+        k = self.n_components
+        best = None
+        for start in range(self.n_init):
+            if start == 0:
+                W0, H0 = self._initialize(X, W, H)
+            else:
+                # A fresh random start from the same generator, drawn as
+                # init="random" draws it (topics, then the first E-step's).
+                self.n_batch_iter_ = 1
+                H0 = self._draw((k, m), X.dtype)
+                W0 = self._draw((n, k), X.dtype)
+            result = self._run_iterations(X, W0, H0)
+            if self.verbose:
+                print(
+                    f"{type(self).__name__} start {start + 1}/{self.n_init}: "
+                    f"bound {-result[2][-1]:.6e}"
+                )
+            if best is None or result[2][-1] < best[0][2][-1]:
+                best = result, self.n_batch_iter_
+        (W, H, history, n_iter, converged), self.n_batch_iter_ = best
+        self._store_fit_result(history, n_iter, converged, stacklevel=4)
+        self._set_fit_attributes(W, H)
+        return X
+
+    def _fit_blockwise(self, X, W, H):
+        if self.n_init != 1:
+            raise ValueError(
+                f"n_init={self.n_init} is not supported by a block-wise fit "
+                "(out-of-core or on Dask); use n_init=1."
+            )
+        return super()._fit_blockwise(X, W, H)
+
     def _initialize(self, X, W, H):
         self._reset_state()
         n, m = X.shape
@@ -668,6 +718,9 @@ default=None
         Maximum number of E-step sweeps per document.
     init : {"nndsvda", "random", "custom"} or None, default=None
         Start of the topics, as :class:`LDAVI` (``None``: ``"nndsvda"``).
+    n_init : int >= 1, default=1
+        Number of starts; the fit with the highest bound is kept (as
+        :class:`LDAVI`).
     tol : float, default=1e-3
         Relative bound increase below which the fit stops.
     random_state : int, RandomState instance or None, default=None
@@ -740,6 +793,7 @@ default=None
                 "mean_change_tol",
                 "max_doc_update_iter",
                 "init",
+                "n_init",
                 "tol",
                 "random_state",
                 "verbose",
@@ -758,6 +812,7 @@ default=None
         mean_change_tol=1e-3,
         max_doc_update_iter=100,
         init=None,
+        n_init=1,
         tol=1e-3,
         random_state=None,
         verbose=0,
@@ -769,6 +824,7 @@ default=None
         self.mean_change_tol = mean_change_tol
         self.max_doc_update_iter = max_doc_update_iter
         self.init = init
+        self.n_init = n_init
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose

@@ -94,9 +94,9 @@ def test_one_evaluation_of_wh_per_iteration(monkeypatch, normalize):
     calls = []
     original = K.product_at_nonzeros
 
-    def counting(*args):
+    def counting(*args, **kwargs):
         calls.append(1)
-        return original(*args)
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(K, "product_at_nonzeros", counting)
     counts = []

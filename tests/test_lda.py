@@ -492,6 +492,37 @@ def test_nndsvda_start_recovers_topics_random_start_merges(seed):
     assert nndsvda.score(test) > max(m.score(test) for m in randoms)
 
 
+def test_n_init_keeps_the_start_with_the_highest_bound():
+    params = dict(max_iter=8, tol=0)
+    best = LDAVI(K, n_init=3, random_state=4, **params).fit(X)
+    # The starts one by one: the default (NNDSVDa) start, which draws only
+    # the first E-step's start from the generator, then two random starts
+    # continuing it, each drawn as init="random" draws (topics, then the
+    # E-step's start: a custom start handed the generator in that state).
+    candidates = [LDAVI(K, random_state=4, **params).fit(X)]
+    g = np.random.RandomState(4)
+    g.gamma(100.0, 0.01, (N_DOCS, K))
+    for _ in range(2):
+        lam0 = g.gamma(100.0, 0.01, (K, X.shape[1]))
+        at_gamma0 = np.random.RandomState()
+        at_gamma0.set_state(g.get_state())
+        est = LDAVI(K, init="custom", random_state=at_gamma0, **params)
+        candidates.append(est.fit(X, H=lam0))
+        g.gamma(100.0, 0.01, (N_DOCS, K))
+    losses = [c.loss_ for c in candidates]
+    winner = candidates[int(np.argmin(losses))]
+    assert len(set(np.round(losses, 3))) == 3  # three different end points
+    assert_allclose(best.loss_, min(losses), rtol=1e-12)
+    assert_allclose(best.components_, winner.components_, rtol=1e-10)
+    assert_allclose(best.loss_history_, winner.loss_history_, rtol=1e-12)
+    assert best.n_batch_iter_ == winner.n_batch_iter_ == 9
+    # A block-wise fit has no restarts.
+    from sklearn_topicfac.out_of_core import Blocks
+
+    with pytest.raises(ValueError, match="n_init=3 is not supported"):
+        LDAVI(K, n_init=3).fit(Blocks(X))
+
+
 def test_point_estimate_topics():
     est = LDAVI(K, topic_word_prior=None, max_iter=30, random_state=0).fit(X)
     assert est.topic_word_prior_ is None

@@ -39,8 +39,14 @@ def completion_perplexity(topics, observed, held, n_sweeps=100):
 # ---------------------------------------------------------------- runners
 def ldavi(X, k, epochs, method="batch", seed=0):
     cls = ldavi_class()
+    # init="random": scikit-learn's start, drawn from the same seed.
     model = cls(
-        k, learning_method=method, max_iter=epochs, tol=0, random_state=seed
+        k,
+        init="random",
+        learning_method=method,
+        max_iter=epochs,
+        tol=0,
+        random_state=seed,
     ).fit(X)
     return model.components_
 
