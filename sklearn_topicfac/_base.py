@@ -603,10 +603,7 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
                 break
             Xa = X if active.size == X.shape[0] else X[active]
             Wa = W[active]
-            # Gathers, not dense blocks: each document's result is then a
-            # function of that document alone, to the last bit.
-            R = ratio_at_nonzeros(Xa, Wa, H, dense_blocks=False)
-            Wn = mu_update_w(R, Wa, H)
+            Wn = mu_update_w(ratio_at_nonzeros(Xa, Wa, H), Wa, H)
             change = np.abs(normalize_rows(Wn * h)[0] - normalize_rows(Wa * h)[0]).mean(
                 axis=1
             )

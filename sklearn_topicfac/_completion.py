@@ -174,10 +174,7 @@ def completion_log_likelihood(X_held_out, theta, phi):
     """
     X = X_held_out
     p = product_at_nonzeros(
-        X,
-        theta.astype(X.dtype, copy=False),
-        phi.astype(X.dtype, copy=False),
-        dense_blocks=False,  # each document's terms from that document alone
+        X, theta.astype(X.dtype, copy=False), phi.astype(X.dtype, copy=False)
     )
     # The floor and the sum in float64 whatever the working dtype, so that a
     # word the model cannot emit costs the same for float32 and float64 input.

@@ -34,20 +34,6 @@ _CHUNK_ELEMENTS = 1 << 17
 # computed as one batched matrix-vector product (below it, a plain gather).
 _MIN_SLAB = 1 << 9
 
-# Density of X (stored entries per cell) from which the sampled product is
-# computed by dense blocks instead of gathers: a block of rows of W @ H is
-# one BLAS matrix product, read at the block's stored entries.  The dense
-# product costs k multiply-adds per *cell*, at BLAS speed; the gather costs k
-# per *entry*, but as a gathered k-vector and a small batched product, which
-# on the machine of docs/performance.md is ~1/30 the speed per multiply-add
-# (measured crossover at a density of about 3 %; see
-# benchmarks/speed/run.py's kernel table).  Typical text corpora, with tens
-# of thousands of terms, are far sparser and take the gather path.
-_DENSE_MIN_DENSITY = 1.0 / 32
-
-# Elements of a dense block (rows of W @ H): 1 MiB of float32, in L2 cache.
-_DENSE_BLOCK_ELEMENTS = 1 << 18
-
 # Work (stored entries times k) below which a kernel stays on one thread:
 # starting a thread costs ~50 us, a few hundred thousand multiply-adds.
 _MIN_PARALLEL_WORK = 1 << 21
@@ -215,14 +201,7 @@ def _mixed_blocks(indptr, r0, r1, per_unit):
     ]
 
 
-def _uses_dense_blocks(shape, nnz):
-    """Whether the sampled product of a matrix of ``shape`` with ``nnz`` entries
-    is computed by dense blocks (see `_DENSE_MIN_DENSITY`)."""
-    n, m = shape
-    return n * m > 0 and nnz >= _DENSE_MIN_DENSITY * n * m
-
-
-def _work_units(indptr, k, itemsize=4, n_features=None):
+def _work_units(indptr, k, itemsize=4):
     """Split the rows of a CSR matrix into the units of work of the sampled product.
 
     Returns a list of ``(r0, r1, length)``.  ``length > 0`` marks a *slab*:
@@ -232,24 +211,8 @@ def _work_units(indptr, k, itemsize=4, n_features=None):
     lengths.  A unit holds about ``_CHUNK_ELEMENTS / k`` entries, half as
     many for 8-byte floats (a single longer row is a unit of its own).  Rows
     sorted by length, as the fit loop orders them, are almost all in slabs.
-
-    With ``n_features`` given and X dense enough (`_uses_dense_blocks`), the
-    units are *dense blocks* instead, marked ``length == -1``: rows whose
-    ``(r1 - r0, n_features)`` block of ``W @ H`` holds about
-    `_DENSE_BLOCK_ELEMENTS` 4-byte elements (half as many 8-byte ones).
     """
     n_rows = indptr.shape[0] - 1
-    if n_features is not None and _uses_dense_blocks(
-        (n_rows, n_features), int(indptr[-1])
-    ):
-        rows = max(
-            1, _DENSE_BLOCK_ELEMENTS * 4 // (max(n_features, 1) * max(itemsize, 4))
-        )
-        return [
-            (r, min(r + rows, n_rows), -1)
-            for r in range(0, n_rows, rows)
-            if indptr[min(r + rows, n_rows)] > indptr[r]
-        ]
     per_unit = max(1, _CHUNK_ELEMENTS * 4 // (max(k, 1) * max(itemsize, 4)))
     counts = np.diff(indptr)
     change = np.flatnonzero(counts[1:] != counts[:-1]) + 1
@@ -288,38 +251,20 @@ def _unit_product(G, W, length, local_indptr, out):
         np.einsum("ij,ij->i", Wr, G, out=out)
 
 
-def _block_positions(indices, local_indptr, n_features):
-    """Flat positions in a dense ``(rows, n_features)`` block of a unit's entries."""
-    offsets = np.arange(local_indptr.shape[0] - 1, dtype=np.intp) * n_features
-    return np.repeat(offsets, np.diff(local_indptr)) + indices
-
-
-def _dense_block_product(W, H, positions, out):
-    """``(W @ H)`` at ``positions`` of the dense block, into ``out``."""
-    block = W @ H
-    np.take(block.reshape(-1), positions, out=out)
-
-
-def _product_on_units(units, indptr, indices, W, Ht, out, H=None):
+def _product_on_units(units, indptr, indices, W, Ht, out):
     """Fill ``out`` with ``W @ Ht.T`` sampled at the entries of ``units``.
 
     ``units`` is any iterable of work units, possibly shared with other
-    threads (a `_WorkQueue`); dense-block units (``length == -1``) use ``H``.
+    threads (a `_WorkQueue`).
     """
     for r0, r1, length in units:
         a, b = indptr[r0], indptr[r1]
-        if length < 0:
-            positions = _block_positions(
-                indices[a:b], indptr[r0 : r1 + 1] - a, H.shape[1]
-            )
-            _dense_block_product(W[r0:r1], H, positions, out[a:b])
-            continue
         # One contiguous k-vector per stored entry: H's columns, gathered.
         G = np.take(Ht, indices[a:b], axis=0)
         _unit_product(G, W[r0:r1], length, indptr[r0 : r1 + 1], out[a:b])
 
 
-def product_at_nonzeros(X, W, H, dense_blocks=True):
+def product_at_nonzeros(X, W, H):
     """Evaluate ``(W @ H)`` at the stored entries of a CSR matrix ``X``.
 
     A sampled dense-dense product (SDDMM): the result is aligned with
@@ -336,24 +281,11 @@ def product_at_nonzeros(X, W, H, dense_blocks=True):
     their row of ``W`` per entry and take row-wise dot products.  Units run on
     up to ``_N_THREADS`` threads (``take`` and ``matmul`` release the GIL).
 
-    When X is dense enough (a density of at least `_DENSE_MIN_DENSITY`), a
-    unit is instead a block of rows whose ``W @ H`` -- about 1 MiB, never
-    the whole ``n_samples x n_features`` product -- is one BLAS product, read
-    at the block's stored entries: more multiply-adds, at a far higher rate.
-    BLAS may round a row's products differently depending on where the row
-    falls in its block, so with dense blocks a row's result can depend on
-    the other rows at the last bit; ``dense_blocks=False`` (the gathers,
-    which compute every entry the same way whatever the batch) makes each
-    row's result a function of that row alone, as ``transform`` and
-    ``score`` promise.
-
     Parameters
     ----------
     X : scipy.sparse CSR matrix or array of shape (n_samples, n_features)
     W : ndarray of shape (n_samples, k)
     H : ndarray of shape (k, n_features)
-    dense_blocks : bool, default=True
-        Allow the dense-block evaluation when ``X`` is dense enough.
 
     Returns
     -------
@@ -367,26 +299,21 @@ def product_at_nonzeros(X, W, H, dense_blocks=True):
     # contiguous read; it costs O(n_features * k), small next to O(nnz * k).
     Ht = np.ascontiguousarray(H.T)
     indptr, indices = X.indptr, X.indices
-    units = _work_units(
-        indptr, k, out.itemsize, n_features=H.shape[1] if dense_blocks else None
-    )
-    if units and units[0][2] < 0:
-        H = np.ascontiguousarray(H, dtype=out.dtype)
-    W = W.astype(out.dtype, copy=False)
+    units = _work_units(indptr, k, out.itemsize)
     n_threads = min(_n_threads(X.nnz * k), len(units))
     if n_threads <= 1:
-        _product_on_units(units, indptr, indices, W, Ht, out, H)
+        _product_on_units(units, indptr, indices, W, Ht, out)
         return out
     # The threads take the next unit from a shared queue: a thread that the
     # system pauses delays no one.  Each entry is computed the same way
     # whichever thread takes its unit.
     queue = _WorkQueue(units)
-    work = partial(_product_on_units, queue, indptr, indices, W, Ht, out, H)
+    work = partial(_product_on_units, queue, indptr, indices, W, Ht, out)
     _run_parallel([work] * n_threads)
     return out
 
 
-def ratio_at_nonzeros(X, W, H, dense_blocks=True):
+def ratio_at_nonzeros(X, W, H):
     """Return ``R = X / (W @ H)`` evaluated only at the stored entries of ``X``.
 
     The model is floored at the smallest positive normal number of its dtype
@@ -398,15 +325,13 @@ def ratio_at_nonzeros(X, W, H, dense_blocks=True):
     X : scipy.sparse CSR matrix or array of shape (n_samples, n_features)
     W : ndarray of shape (n_samples, k)
     H : ndarray of shape (k, n_features)
-    dense_blocks : bool, default=True
-        As in `product_at_nonzeros`.
 
     Returns
     -------
     R : scipy.sparse.csr_matrix of shape (n_samples, n_features)
         Same sparsity pattern as ``X`` (its index arrays are shared, not copied).
     """
-    Y = product_at_nonzeros(X, W, H, dense_blocks=dense_blocks)
+    Y = product_at_nonzeros(X, W, H)
     _divide_into_ratio(X.data, Y)
     return sp.csr_matrix((Y, X.indices, X.indptr), shape=X.shape, copy=False)
 
@@ -658,9 +583,8 @@ def mu_doc_step(X, W, H):
     W_new = np.zeros(W.shape, dtype=dtype)
     Ht = np.ascontiguousarray(H.T)
     h_sum = _nonzero(H.sum(axis=1))
-    units = _work_units(X.indptr, k, r.itemsize, n_features=H.shape[1])
-    Hc = np.ascontiguousarray(H, dtype=dtype) if units and units[0][2] < 0 else None
-    step = partial(_mu_doc_on_units, X, W, Ht, h_sum, r, W_new, r_new, Hc=Hc)
+    units = _work_units(X.indptr, k, r.itemsize)
+    step = partial(_mu_doc_on_units, X, W, Ht, h_sum, r, W_new, r_new)
     n_threads = min(_n_threads(X.nnz * k), len(units))
     if n_threads <= 1:
         step(units)
@@ -692,49 +616,23 @@ def _unit_rht(r, G, length, local_indptr):
     return np.asarray(rows @ G)
 
 
-def _dense_unit_rht(r, indices, local_indptr, Ht):
-    """``R @ H.T`` on a dense-block unit's rows: a small sparse-dense product."""
-    n = local_indptr.shape[0] - 1
-    rows = _compressed_view(r, indices, local_indptr, (n, Ht.shape[0]))
-    return np.asarray(rows @ Ht)
-
-
-def _mu_doc_on_units(X, W, Ht, h_sum, r, W_new, r_new, units, Hc=None):
-    """`mu_doc_step` on the rows of ``units``: fills ``r``, ``W_new``, ``r_new``.
-
-    Dense-block units (``length == -1``) evaluate ``W @ H`` by blocks from
-    ``Hc``, ``H`` in the output dtype (see `product_at_nonzeros`).
-    """
+def _mu_doc_on_units(X, W, Ht, h_sum, r, W_new, r_new, units):
+    """`mu_doc_step` on the rows of ``units``: fills ``r``, ``W_new``, ``r_new``."""
     indptr, indices, data = X.indptr, X.indices, X.data
     for r0, r1, length in units:
         a, b = indptr[r0], indptr[r1]
         local_indptr = indptr[r0 : r1 + 1] - a
+        G = np.take(Ht, indices[a:b], axis=0)
         x = data[a:b]
-        if length < 0:
-            positions = _block_positions(indices[a:b], local_indptr, Hc.shape[1])
-            _dense_block_product(
-                W[r0:r1].astype(Hc.dtype, copy=False), Hc, positions, r[a:b]
-            )
-            _divide_into_ratio(x, r[a:b])
-
-            def rht(r_unit, Ht_unit, a=a, b=b, local_indptr=local_indptr):
-                return _dense_unit_rht(r_unit, indices[a:b], local_indptr, Ht_unit)
-
-        else:
-            positions = None
-            G = np.take(Ht, indices[a:b], axis=0)
-            _sampled_ratio_on_unit(G, W[r0:r1], x, length, local_indptr, r[a:b])
-
-            def rht(r_unit, Ht_unit, G=G, length=length, local_indptr=local_indptr):
-                G_unit = G if Ht_unit is Ht else G.astype(Ht_unit.dtype)
-                return _unit_rht(r_unit, G_unit, length, local_indptr)
-
+        _sampled_ratio_on_unit(G, W[r0:r1], x, length, local_indptr, r[a:b])
         with np.errstate(over="ignore"):
-            RHt = rht(r[a:b], Ht)
+            RHt = _unit_rht(r[a:b], G, length, local_indptr)
         if RHt.dtype != np.float64 and not np.isfinite(RHt).all():
             # A capped float32 ratio times a large H entry overflowed; the
             # update W * RHt / h_sum itself is bounded: redo it in float64.
-            RHt = rht(r[a:b].astype(np.float64), Ht.astype(np.float64))
+            RHt = _unit_rht(
+                r[a:b].astype(np.float64), G.astype(np.float64), length, local_indptr
+            )
         if RHt.dtype == W_new.dtype:
             w = _multiply_keeping_zeros(W[r0:r1], RHt, out=W_new[r0:r1])
             w /= h_sum[None, :]
@@ -744,11 +642,7 @@ def _mu_doc_on_units(X, W, Ht, h_sum, r, W_new, r_new, units, Hc=None):
                 _multiply_keeping_zeros(W[r0:r1].astype(RHt.dtype), RHt)
                 / (h_sum[None, :])
             )
-        if positions is not None:
-            _dense_block_product(W_new[r0:r1], Hc, positions, r_new[a:b])
-            _divide_into_ratio(x, r_new[a:b])
-        else:
-            _sampled_ratio_on_unit(G, W_new[r0:r1], x, length, local_indptr, r_new[a:b])
+        _sampled_ratio_on_unit(G, W_new[r0:r1], x, length, local_indptr, r_new[a:b])
 
 
 def mu_topic_update(H, WtR, w_sum):

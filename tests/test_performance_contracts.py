@@ -42,18 +42,9 @@ def _factors(X, k=6, seed=1, dtype=np.float64):
     return W.astype(dtype), H.astype(dtype)
 
 
-@pytest.fixture(params=["gather", "dense-blocks"])
-def many_small_units(request, monkeypatch):
-    """Tiny work units and thresholds: every code path runs on small inputs.
-
-    Twice: with the sampled product by gathers, and by dense blocks of a few
-    rows (`_DENSE_MIN_DENSITY`).
-    """
-    if request.param == "gather":
-        monkeypatch.setattr(K, "_DENSE_MIN_DENSITY", np.inf)
-    else:
-        monkeypatch.setattr(K, "_DENSE_MIN_DENSITY", 0.0)
-        monkeypatch.setattr(K, "_DENSE_BLOCK_ELEMENTS", 200)
+@pytest.fixture
+def many_small_units(monkeypatch):
+    """Tiny work units and thresholds: every code path runs on small inputs."""
     monkeypatch.setattr(K, "_CHUNK_ELEMENTS", 256)
     monkeypatch.setattr(K, "_MIN_SLAB", 100)
     monkeypatch.setattr(K, "_MIN_PARALLEL_WORK", 0)
@@ -223,44 +214,6 @@ def test_fused_doc_step_equals_the_separate_kernels(
     assert np.array_equal(R_new.indptr, X.indptr)
 
 
-def test_dense_block_units_cover_the_rows_within_the_block_budget(monkeypatch):
-    X = _lda_like()
-    n, m = X.shape
-    # Density 0.27 here: dense blocks from the default threshold on.
-    assert X.nnz / (n * m) >= K._DENSE_MIN_DENSITY
-    monkeypatch.setattr(K, "_DENSE_BLOCK_ELEMENTS", 1000)
-    for itemsize, rows in [(4, 1000 // m), (8, 500 // m)]:
-        units = K._work_units(X.indptr, 5, itemsize, n_features=m)
-        assert all(length == -1 for _, _, length in units)
-        assert all(e - s <= max(rows, 1) for s, e, _ in units)
-        # Every stored entry once, in order; the empty row 7 alone is skipped.
-        covered = [(X.indptr[s], X.indptr[e]) for s, e, _ in units]
-        assert covered[0][0] == 0 and covered[-1][1] == X.nnz
-        assert all(
-            b == c for (_, b), (c, _) in zip(covered[:-1], covered[1:], strict=True)
-        )
-    # Below the density threshold, and without n_features: gather units.
-    monkeypatch.setattr(K, "_DENSE_MIN_DENSITY", 0.5)
-    assert all(u[2] >= 0 for u in K._work_units(X.indptr, 5, 8, n_features=m))
-    monkeypatch.setattr(K, "_DENSE_MIN_DENSITY", 0.0)
-    assert all(u[2] >= 0 for u in K._work_units(X.indptr, 5, 8))
-
-
-@pytest.mark.parametrize("Estimator", ESTIMATORS, ids=lambda c: c.__name__)
-def test_dense_blocks_and_gathers_give_the_same_fit(monkeypatch, Estimator):
-    X = _lda_like()
-    W0, H0 = random_start(X, 4)
-    params = dict(n_components=4, init="custom", max_iter=10, tol=0)
-    fits = []
-    for density in (np.inf, 0.0):
-        monkeypatch.setattr(K, "_DENSE_MIN_DENSITY", density)
-        monkeypatch.setattr(K, "_DENSE_BLOCK_ELEMENTS", 2000)
-        fits.append(Estimator(**params).fit(X, W=W0, H=H0))
-    assert_allclose(fits[1].components_, fits[0].components_, rtol=1e-10)
-    assert_allclose(fits[1].embedding_, fits[0].embedding_, rtol=1e-10)
-    assert_allclose(fits[1].loss_history_, fits[0].loss_history_, rtol=1e-12)
-
-
 def test_objective_equals_the_xlogy_formula():
     X = _lda_like()
     W, H = _factors(X)
@@ -376,3 +329,18 @@ def test_fit_memory_is_o_nnz_plus_factors(Estimator):
     bound = 4 * nnz_bytes + 8 * factor_bytes + 4 * K._N_THREADS * 8 * K._CHUNK_ELEMENTS
     assert peak < bound, f"peak {peak / 2**20:.1f} MiB > bound {bound / 2**20:.1f} MiB"
     assert bound < 0.05 * n * m * 8
+
+
+def test_row_ranges_share_the_data_and_give_the_same_products():
+    # SciPy's constructor copies slices under half of their array; the row
+    # ranges the threads work on must not (an O(nnz) copy per call).
+    X = _lda_like()
+    W, H = _factors(X)
+    for r0, r1 in [(0, 10), (100, 180), (0, X.shape[0])]:
+        rows = K._row_range(X, r0, r1)
+        rows_t = K._row_range_transposed(X, r0, r1)
+        for part in (rows, rows_t):
+            assert np.shares_memory(part.data, X.data)
+            assert np.shares_memory(part.indices, X.indices)
+        assert_allclose((rows @ H.T), X[r0:r1] @ H.T, rtol=1e-13)
+        assert_allclose((rows_t @ W[r0:r1]), X[r0:r1].T @ W[r0:r1], rtol=1e-13)
