@@ -14,7 +14,7 @@ from the two worst-found true topics to their nearest fitted topic (about
 """
 
 import argparse
-import importlib.util
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -25,14 +25,9 @@ from sklearn.model_selection import KFold
 
 from sklearn_topicfac import LDAVI
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "choosing_k.py"
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("choosing_k", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+# The corpora of the choosing-k example.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from choosing_k import make_lda_corpus  # noqa: E402
 
 
 def worst_found(components, phi, n=2):
@@ -66,7 +61,7 @@ def main(argv=None):
     )
     parser.add_argument("--seed", type=int, default=0, help="corpus seed")
     args = parser.parse_args(argv)
-    X, _, phi = load_example().make_lda_corpus(args.truth, random_state=args.seed)
+    X, _, phi = make_lda_corpus(args.truth, random_state=args.seed)
     print(f"corpus: {args.truth} true topics, {X.shape[0]} x {X.shape[1]}")
     means = {}
     warnings.simplefilter("ignore", ConvergenceWarning)

@@ -162,7 +162,8 @@ def _compressed_view(data, indices, indptr, shape, fmt="csr"):
     """
     cls = sp.csr_matrix if fmt == "csr" else sp.csc_matrix
     M = cls(shape, dtype=data.dtype)
-    M.data, M.indices, M.indptr = data, indices, indptr.astype(indices.dtype)
+    M.data, M.indices = data, indices
+    M.indptr = indptr.astype(indices.dtype, copy=False)
     return M
 
 
@@ -991,6 +992,10 @@ def lda_e_step(X, gamma, B, alpha, max_iter, tol):
     return gamma, y
 
 
+# Entries per piece of `lda_log_likelihood`'s sum (512 KiB of float64).
+_LOG_PIECE = 1 << 16
+
+
 def lda_log_likelihood(X, y):
     """Data term of the LDA evidence lower bound, from ``y`` of `lda_e_step`.
 
@@ -1007,11 +1012,9 @@ def lda_log_likelihood(X, y):
     # In pieces: no (nnz,) temporaries (the log and the product).
     for a in range(0, y.shape[0], _LOG_PIECE):
         piece = np.log(y[a : a + _LOG_PIECE], dtype=np.float64)
-        total += float(np.dot(X.data[a : a + _LOG_PIECE].astype(np.float64), piece))
+        x = X.data[a : a + _LOG_PIECE].astype(np.float64, copy=False)
+        total += float(np.dot(x, piece))
     return total
-
-
-_LOG_PIECE = 1 << 16
 
 
 def lda_expected_counts(X, gamma, B, y, overwrite_y=False):

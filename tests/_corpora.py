@@ -1,7 +1,12 @@
 """Small generated corpora shared by the estimator tests (no files needed)."""
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import scipy.sparse as sp
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def planted_counts(n=80, m=60, k=4, seed=0, dtype=np.float64, sparse=True):
@@ -17,3 +22,11 @@ def random_start(X, k, seed=1):
     """A positive (W, H) start, the same for every estimator under test."""
     rng = np.random.default_rng(seed)
     return rng.random((X.shape[0], k)) + 0.1, rng.random((k, X.shape[1])) + 0.1
+
+
+def load_example(name):
+    """The module ``examples/<name>.py``, imported from its file."""
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

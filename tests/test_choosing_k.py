@@ -10,14 +10,12 @@ of topics on generated LDA corpora (the small case; ``examples/choosing_k.py``
 runs the full sweep).
 """
 
-import importlib.util
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _corpora import planted_counts
+from _corpora import load_example, planted_counts
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 from sklearn.exceptions import ConvergenceWarning
@@ -26,17 +24,7 @@ import sklearn_topicfac
 from sklearn_topicfac import KLNMF, PLSI, JointNMF, NormalizedNMF, SimplexPLSA
 from sklearn_topicfac._completion import completion_split
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "choosing_k.py"
-
-
-def _load_example():
-    spec = importlib.util.spec_from_file_location("choosing_k", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-choosing_k = _load_example()
+choosing_k = load_example("choosing_k")
 
 COUNT_ESTIMATORS = [
     getattr(sklearn_topicfac, name)

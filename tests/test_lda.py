@@ -469,14 +469,9 @@ def test_nndsvda_start_recovers_topics_random_start_merges(seed):
     # another split in two -- a local optimum a larger k repairs, which is
     # what made GridSearchCV choose k = 17 for 10 true topics.  From NNDSVDa
     # every true topic is found, and the held-out score is better.
-    import importlib.util
-    from pathlib import Path
+    from _corpora import load_example
 
-    path = Path(__file__).resolve().parents[1] / "examples" / "choosing_k.py"
-    spec = importlib.util.spec_from_file_location("choosing_k", path)
-    choosing_k = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(choosing_k)
-    corpus, _, phi = choosing_k.make_lda_corpus(10, random_state=seed)
+    corpus, _, phi = load_example("choosing_k").make_lda_corpus(10, random_state=seed)
     train, test = corpus[::3], corpus[1::3]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
