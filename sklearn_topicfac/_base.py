@@ -499,10 +499,14 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         self.loss_history_ = np.asarray(history)
         self.loss_ = float(history[-1])
 
+    def _fit_from_start(self, X, W, H):
+        """Start and iterate; ``(W, H, history, n_iter, converged)`` of the fit."""
+        W, H = self._initialize(X, W, H)
+        return self._run_iterations(X, W, H)
+
     def _fit(self, X, W=None, H=None):
         X = self._validate_X(X, reset=True)
-        W, H = self._initialize(X, W, H)
-        W, H, history, n_iter, converged = self._run_iterations(X, W, H)
+        W, H, history, n_iter, converged = self._fit_from_start(X, W, H)
         self._store_fit_result(history, n_iter, converged, stacklevel=4)
         self._set_fit_attributes(W, H)
         return X

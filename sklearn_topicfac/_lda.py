@@ -365,10 +365,10 @@ default=None
         return gamma, bound, counts
 
     # ----------------------------------------------------------------- hooks
-    def _fit(self, X, W=None, H=None):
-        if self.n_init == 1:
-            return super()._fit(X, W=W, H=H)
-        X = self._validate_X(X, reset=True)
+    def _fit_from_start(self, X, W, H):
+        # n_init starts: the first is init's, the others fresh random draws
+        # from the same generator, drawn as init="random" draws them (topics,
+        # then the first E-step's start); the highest bound is kept.
         n, m = X.shape
         k = self.n_components
         best = None
@@ -376,23 +376,19 @@ default=None
             if start == 0:
                 W0, H0 = self._initialize(X, W, H)
             else:
-                # A fresh random start from the same generator, drawn as
-                # init="random" draws it (topics, then the first E-step's).
                 self.n_batch_iter_ = 1
                 H0 = self._draw((k, m), X.dtype)
                 W0 = self._draw((n, k), X.dtype)
             result = self._run_iterations(X, W0, H0)
-            if self.verbose:
+            if self.verbose and self.n_init > 1:
                 print(
                     f"{type(self).__name__} start {start + 1}/{self.n_init}: "
                     f"bound {-result[2][-1]:.6e}"
                 )
             if best is None or result[2][-1] < best[0][2][-1]:
                 best = result, self.n_batch_iter_
-        (W, H, history, n_iter, converged), self.n_batch_iter_ = best
-        self._store_fit_result(history, n_iter, converged, stacklevel=4)
-        self._set_fit_attributes(W, H)
-        return X
+        result, self.n_batch_iter_ = best
+        return result
 
     def _fit_blockwise(self, X, W, H):
         if self.n_init != 1:
