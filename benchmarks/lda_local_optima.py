@@ -7,10 +7,12 @@ GridSearchCV training folds and prints, per start and k, the held-out score
 on the test fold and how well the true topics were found: the L1 distances
 from the two worst-found true topics to their nearest fitted topic (about
 0.1 when a topic is found; near 1 when two true topics share a fitted one).
+``no-moves``, ``random:SEED`` and ``n_init:N`` fit without split-merge
+moves; ``nndsvda`` is the default fit, with them.
 
     python benchmarks/lda_local_optima.py --truth 20 --ks 20 24 28
     python benchmarks/lda_local_optima.py --truth 10 --ks 10 17 \\
-        --starts nndsvda random:0 random:1 random:2
+        --starts no-moves random:0 random:1 random:2
 """
 
 import argparse
@@ -38,14 +40,18 @@ def worst_found(components, phi, n=2):
 
 
 def estimator(start, k):
-    """``nndsvda``, ``random:SEED`` or ``n_init:N`` as an LDAVI."""
+    """An LDAVI: ``nndsvda`` (the default fit), ``no-moves`` (the same
+    without split-merge moves), ``random:SEED`` or ``n_init:N`` (both
+    without moves)."""
     name, _, value = start.partition(":")
     if name == "nndsvda":
         return LDAVI(k, random_state=0)
+    if name == "no-moves":
+        return LDAVI(k, split_merge=0, random_state=0)
     if name == "random":
-        return LDAVI(k, init="random", random_state=int(value))
+        return LDAVI(k, init="random", split_merge=0, random_state=int(value))
     if name == "n_init":
-        return LDAVI(k, n_init=int(value), random_state=0)
+        return LDAVI(k, n_init=int(value), split_merge=0, random_state=0)
     raise ValueError(f"unknown start {start!r}")
 
 
@@ -56,8 +62,8 @@ def main(argv=None):
     parser.add_argument(
         "--starts",
         nargs="+",
-        default=["nndsvda", "n_init:3"],
-        help="nndsvda, random:SEED or n_init:N (default: %(default)s)",
+        default=["no-moves", "nndsvda", "n_init:3"],
+        help="nndsvda, no-moves, random:SEED or n_init:N (default: %(default)s)",
     )
     parser.add_argument("--seed", type=int, default=0, help="corpus seed")
     args = parser.parse_args(argv)

@@ -19,7 +19,7 @@ curve.  For comparison it also reports the k minimizing BIC and AIC
 (:func:`sklearn_topicfac.metrics.bic`, :func:`~sklearn_topicfac.metrics.aic`)
 of the models fitted on the whole corpus.
 
-    python examples/choosing_k.py            # the full sweep (about an hour)
+    python examples/choosing_k.py --n-jobs 2   # the full sweep (~20 min on two cores)
     python examples/choosing_k.py --quick    # one small corpus, k = 2..8
     python examples/choosing_k.py --report docs/choosing_k_results.md \\
         --figure docs/figures/choosing_k.png
@@ -83,16 +83,18 @@ def make_lda_corpus(
     return X[:, used], theta, phi[:, used]
 
 
-def choose_k(Estimator, X, grid, *, cv=3, n_jobs=None, **params):
+def choose_k(Estimator, X, grid, *, cv=3, n_jobs=None, refit=True, **params):
     """``GridSearchCV`` over ``n_components`` with the default scoring.
 
-    Returns the chosen k and the mean held-out score of every k in ``grid``.
+    Returns the chosen k and the mean held-out score of every k in ``grid``
+    (``refit=False`` skips the final fit at the chosen k).
     """
     search = GridSearchCV(
         Estimator(random_state=0, **params),
         {"n_components": list(grid)},
         cv=cv,
         n_jobs=n_jobs,
+        refit=refit,
     )
     with warnings.catch_warnings():
         # Default max_iter/tol: "did not converge" on some folds is expected.

@@ -147,6 +147,7 @@ def test_fit_matches_sklearn_fit_loop(learning_method, n_epochs):
         batch_size=40,
         max_iter=n_epochs,
         tol=0,
+        split_merge=0,  # scikit-learn makes no split-merge moves
         random_state=3,
     ).fit(X)
     assert_allclose(ours.components_, sk.components_, rtol=1e-5)
@@ -395,7 +396,9 @@ def test_bad_doc_topic_prior_is_a_clear_error(doc_topic_prior):
 
 def test_custom_start():
     H = np.ones((K, X.shape[1]))
-    first = LDAVI(K, init="custom", max_iter=1, tol=0, random_state=5).fit(X, H=H)
+    first = LDAVI(
+        K, init="custom", max_iter=1, tol=0, split_merge=0, random_state=5
+    ).fit(X, H=H)
     # One epoch from the topics H: its E-step starts from the random draw
     # (no topics drawn before it), then the M-step.
     gamma0 = np.random.RandomState(5).gamma(100.0, 0.01, (N_DOCS, K))
@@ -462,21 +465,27 @@ def _topic_recovery(model, phi):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_nndsvda_start_recovers_topics_random_start_merges(seed):
-    # Why the default start is NNDSVDa: from scikit-learn's nearly uniform
-    # random start, batch VB on these 10-topic corpora (50,000 tokens per
-    # topic) ends with two true topics merged into one fitted topic and
-    # another split in two -- a local optimum a larger k repairs, which is
-    # what made GridSearchCV choose k = 17 for 10 true topics.  From NNDSVDa
-    # every true topic is found, and the held-out score is better.
+def test_nndsvda_start_and_split_merge_moves_recover_the_topics(seed):
+    # Why the default start is NNDSVDa and why fit makes split-merge moves:
+    # from scikit-learn's nearly uniform random start, batch VB on these
+    # 10-topic corpora (50,000 tokens per topic) ends with two true topics
+    # merged into one fitted topic and another split in two -- a local
+    # optimum a larger k repairs, which is what made GridSearchCV choose
+    # k = 17 for 10 true topics.  From NNDSVDa every true topic is found.
+    # The moves (merge the split pair, split the merged topic) repair the
+    # random starts' fits too, and only ever raise the bound.
     from _corpora import load_example
 
     corpus, _, phi = load_example("choosing_k").make_lda_corpus(10, random_state=seed)
     train, test = corpus[::3], corpus[1::3]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        nndsvda = LDAVI(10, random_state=0).fit(train)
+        nndsvda = LDAVI(10, split_merge=0, random_state=0).fit(train)
         randoms = [
+            LDAVI(10, init="random", split_merge=0, random_state=r).fit(train)
+            for r in range(3)
+        ]
+        repaired = [
             LDAVI(10, init="random", random_state=r).fit(train) for r in range(3)
         ]
     # The L1 distance between a true topic and a fitted one is ~0.1 when
@@ -485,6 +494,87 @@ def test_nndsvda_start_recovers_topics_random_start_merges(seed):
     worst_random = [_topic_recovery(m, phi) for m in randoms]
     assert max(worst_random) > 0.5, worst_random
     assert nndsvda.score(test) > max(m.score(test) for m in randoms)
+    for before, after in zip(randoms, repaired, strict=True):
+        assert after.loss_ <= before.loss_
+        if _topic_recovery(before, phi) > 0.5:  # merged topics: a move kept
+            assert after.split_merge_moves_[0]["accepted"]
+            assert _topic_recovery(after, phi) < 0.5 * _topic_recovery(before, phi)
+
+
+def test_split_gain_is_zero_for_one_topic_and_n_for_two_disjoint_ones():
+    from sklearn_topicfac._lda import _split_gain, _split_in_two
+
+    rng = np.random.default_rng(0)
+    # Counts of one topic in expectation: documents x terms independent.
+    one = sp.csr_matrix(np.outer(rng.uniform(1, 3, 40), rng.uniform(1, 2, 30)))
+    assert _split_gain(one, 0) < 1e-8 * one.sum()
+    # Two topics with disjoint documents and terms: the second singular
+    # value is 1 too, the whole chi-square is along it: N s_2^2 = N.
+    two = sp.block_diag([one, 2 * one]).tocsr()
+    assert_allclose(_split_gain(two, 0), two.sum(), rtol=1e-8)
+    # The rank-2 split finds the two blocks, with their counts.
+    halves = _split_in_two(two, 0)
+    assert_allclose(halves.sum(axis=0), np.asarray(two.sum(axis=0)).ravel(), rtol=1e-3)
+    terms = [np.flatnonzero(h > 1e-3 * h.max()) for h in halves]
+    assert sorted(map(tuple, terms)) == [tuple(range(30)), tuple(range(30, 60))]
+
+
+def test_split_merge_move_repairs_a_planted_local_optimum():
+    # A start at batch VB's typical local optimum: true topics 0 and 1 share
+    # slot 0, true topic 2 is split over slots 1 and 2.  Epochs alone stay
+    # there; one move (merge slots 1 and 2, split slot 0) leaves it.
+    from _corpora import load_example
+
+    corpus, _, phi = load_example("choosing_k").make_lda_corpus(
+        5, tokens_per_topic=20_000, doc_length=100, n_features=300, random_state=0
+    )
+    c = corpus.sum() / 5
+    rng = np.random.default_rng(0)
+    half = [phi[2] * c / 2 * rng.uniform(0.5, 1.5, phi.shape[1]) for _ in range(2)]
+    lam0 = np.vstack([(phi[0] + phi[1]) * c, *half, phi[3] * c, phi[4] * c]) + 0.2
+
+    def worst_found(model):
+        beta = normalize_rows(model.components_)[0]
+        return np.abs(phi[:, None, :] - beta[None]).sum(axis=-1).min(axis=1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        stuck = LDAVI(5, init="custom", split_merge=0, random_state=0)
+        stuck.fit(corpus, H=lam0)
+        moved = LDAVI(5, init="custom", random_state=0).fit(corpus, H=lam0)
+    assert stuck.split_merge_moves_ == []
+    assert (worst_found(stuck)[:2] > 0.5).all()  # topics 0 and 1 merged
+    assert (worst_found(moved) < 0.25).all()
+    first = moved.split_merge_moves_[0]
+    assert set(first["merged"]) == {1, 2} and first["split"] == 0
+    assert first["accepted"]
+    # The moves start from the fit without them, and each kept move raises
+    # the bound; the fit reports the last kept run.
+    assert_allclose(first["bound_before"], -stuck.loss_, rtol=1e-12)
+    kept = [move for move in moved.split_merge_moves_ if move["accepted"]]
+    assert all(move["bound_after"] > move["bound_before"] for move in kept)
+    assert_allclose(-moved.loss_, kept[-1]["bound_after"], rtol=1e-12)
+    assert_allclose(moved.bound(corpus), -moved.loss_, rtol=1e-10)
+    assert len(moved.loss_history_) == moved.n_iter_ + 1
+    assert np.all(np.diff(moved.loss_history_) <= 1e-9 * moved.loss_history_[0])
+    # Only the last move may be undone, and it ends the moves.
+    assert all(move["accepted"] for move in moved.split_merge_moves_[:-1])
+
+
+def test_no_split_merge_moves_online_block_wise_or_under_three_topics():
+    from sklearn_topicfac.out_of_core import Blocks
+
+    params = dict(max_iter=3, tol=0, random_state=0)
+    online = LDAVI(K, learning_method="online", batch_size=40, **params).fit(X)
+    plain = LDAVI(
+        K, learning_method="online", batch_size=40, split_merge=0, **params
+    ).fit(X)
+    assert online.split_merge_moves_ == []
+    assert_array_equal(online.components_, plain.components_)
+    assert LDAVI(K, **params).fit(Blocks(X, block_size=40)).split_merge_moves_ == []
+    assert LDAVI(2, **params).fit(X).split_merge_moves_ == []
+    with pytest.raises(ValueError, match="split_merge"):
+        LDAVI(K, split_merge=-1).fit(X)
 
 
 def test_n_init_keeps_the_start_with_the_highest_bound():
@@ -701,11 +791,18 @@ def test_grid_search_uses_the_held_out_score():
 
 
 def test_verbose_lines(capsys):
-    LDAVI(K, max_iter=3, tol=0, verbose=2, random_state=0).fit(X)
+    LDAVI(K, max_iter=3, tol=0, verbose=2, split_merge=0, random_state=0).fit(X)
     lines = capsys.readouterr().out.splitlines()
     pattern = re.compile(r"^\[LDAVI\] iteration\s+\d+\s+objective\s+\S+")
     assert sum(bool(pattern.search(ln)) for ln in lines) == 3
     assert "stopped after 3 iterations" in lines[-1]
+    # Each split-merge move gets a line: what it did and whether it stayed.
+    est = LDAVI(K, max_iter=3, tol=0, verbose=1, random_state=0).fit(X)
+    lines = capsys.readouterr().out.splitlines()
+    moves = [ln for ln in lines if ln.startswith("[LDAVI] split-merge: merge topics")]
+    assert len(moves) == len(est.split_merge_moves_) >= 1
+    for line, move in zip(moves, est.split_merge_moves_, strict=True):
+        assert line.endswith("(kept)" if move["accepted"] else "(undone)")
 
 
 def test_partial_fit_feature_mismatch_and_fresh_start():
@@ -749,6 +846,7 @@ def test_lemma_e3_gamma_poisson_iterates_equal_lda():
         max_doc_update_iter=n_sweeps,
         tol=0,
         init="random",
+        split_merge=0,
         random_state=0,
     )
     gap = GammaPoissonVI(K, doc_topic_rate=b, **params).fit(X)

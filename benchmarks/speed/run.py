@@ -378,8 +378,8 @@ def run_lda(out, raw, cfg, args):
             out(
                 f"Time to the same held-out perplexity: gensim LdaModel, "
                 f"{result['passes']} passes, {result['gensim_s']:.1f} s, perplexity "
-                f"{result['gensim_perplexity']:.2f}; {verdict} (LDAVI batch from "
-                f"its default start: {trace}).",
+                f"{result['gensim_perplexity']:.2f}; {verdict} (LDAVI batch, "
+                f"default start and split-merge moves: {trace}).",
             )
 
 
