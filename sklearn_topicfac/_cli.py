@@ -586,15 +586,18 @@ def _progress(estimator, enabled, stream):
     The package's fit loop calls ``_iterate`` once per iteration (an epoch
     for LDAVI); HybridNMFPLSI runs that loop on the phase models it makes in
     ``_phases``, so its bar counts up to ``2 * n_rounds * max_iter`` and
-    usually stops short of it.  SimplexPLSA makes its PLSA model inside
-    ``fit``: it shows no bar.
+    usually stops short of it.  LDAVI runs the loop once per start
+    (``n_init``) and once per split-merge move, so its bar counts up to
+    ``(n_init + split_merge) * max_iter`` and also usually stops short.
+    SimplexPLSA makes its PLSA model inside ``fit``: it shows no bar.
     """
     if not enabled or not hasattr(estimator, "_iterate"):
         yield
         return
     max_iter = getattr(estimator, "max_iter", 0)
+    runs = getattr(estimator, "n_init", 1) + getattr(estimator, "split_merge", 0)
     hybrid = hasattr(estimator, "_phases")
-    total = 2 * estimator.n_rounds * max_iter if hybrid else max_iter
+    total = 2 * estimator.n_rounds * max_iter if hybrid else runs * max_iter
     bar = _ProgressBar(f"[{type(estimator).__name__}]", total, stream)
     if hybrid:
         make_phases = estimator._phases

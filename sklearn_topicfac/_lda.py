@@ -548,6 +548,9 @@ default=None
         if mass[kept] < mass[merged]:
             kept, merged = merged, kept
         H = H.astype(X.dtype, copy=False)
+        # The responsibilities Theta_dt B_tw / (Theta B)_dw do not change if a
+        # document's row of Theta is rescaled: GammaPoissonVI's exp(psi(a))
+        # / (b + 1) gives the same ones as this Dirichlet expectation.
         Theta = exp_dirichlet_expectation(gamma.astype(X.dtype, copy=False))
         B = self._topic_expectation(H, slice(None))
         y = product_at_nonzeros(X, Theta, B)

@@ -519,7 +519,8 @@ def test_split_gain_is_zero_for_one_topic_and_n_for_two_disjoint_ones():
     assert sorted(map(tuple, terms)) == [tuple(range(30)), tuple(range(30, 60))]
 
 
-def test_split_merge_move_repairs_a_planted_local_optimum():
+@pytest.mark.parametrize("Estimator", [LDAVI, GammaPoissonVI])
+def test_split_merge_move_repairs_a_planted_local_optimum(Estimator):
     # A start at batch VB's typical local optimum: true topics 0 and 1 share
     # slot 0, true topic 2 is split over slots 1 and 2.  Epochs alone stay
     # there; one move (merge slots 1 and 2, split slot 0) leaves it.
@@ -539,9 +540,9 @@ def test_split_merge_move_repairs_a_planted_local_optimum():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        stuck = LDAVI(5, init="custom", split_merge=0, random_state=0)
+        stuck = Estimator(5, init="custom", split_merge=0, random_state=0)
         stuck.fit(corpus, H=lam0)
-        moved = LDAVI(5, init="custom", random_state=0).fit(corpus, H=lam0)
+        moved = Estimator(5, init="custom", random_state=0).fit(corpus, H=lam0)
     assert stuck.split_merge_moves_ == []
     assert (worst_found(stuck)[:2] > 0.5).all()  # topics 0 and 1 merged
     assert (worst_found(moved) < 0.25).all()
