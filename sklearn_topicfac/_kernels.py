@@ -167,23 +167,17 @@ def _compressed_view(data, indices, indptr, shape, fmt="csr"):
     return M
 
 
-def _row_range(R, r0, r1):
-    """Rows ``r0:r1`` of a CSR matrix as a CSR matrix sharing its data."""
+def _row_range(R, r0, r1, transposed=False):
+    """Rows ``r0:r1`` of a CSR matrix, sharing its data: as CSR, or their
+    transpose as CSC (the same arrays read the other way)."""
     a, b = R.indptr[r0], R.indptr[r1]
-    return _compressed_view(
-        R.data[a:b], R.indices[a:b], R.indptr[r0 : r1 + 1] - a, (r1 - r0, R.shape[1])
-    )
-
-
-def _row_range_transposed(R, r0, r1):
-    """``R[r0:r1].T`` as a CSC matrix sharing ``R``'s data."""
-    a, b = R.indptr[r0], R.indptr[r1]
+    shape = (r1 - r0, R.shape[1])
     return _compressed_view(
         R.data[a:b],
         R.indices[a:b],
         R.indptr[r0 : r1 + 1] - a,
-        (R.shape[1], r1 - r0),
-        fmt="csc",
+        shape[::-1] if transposed else shape,
+        fmt="csc" if transposed else "csr",
     )
 
 
@@ -509,7 +503,7 @@ def _transposed_product_raw(W, R):
     bounds = _split_rows(R.indptr, _N_THREADS).tolist()
 
     def rows(r):
-        return np.asarray(_row_range_transposed(R, *r) @ W[r[0] : r[1]])
+        return np.asarray(_row_range(R, *r, transposed=True) @ W[r[0] : r[1]])
 
     parts = _map_parts(rows, list(zip(bounds[:-1], bounds[1:], strict=True)), work)
     total = parts[0]

@@ -338,7 +338,7 @@ def test_row_ranges_share_the_data_and_give_the_same_products():
     W, H = _factors(X)
     for r0, r1 in [(0, 10), (100, 180), (0, X.shape[0])]:
         rows = K._row_range(X, r0, r1)
-        rows_t = K._row_range_transposed(X, r0, r1)
+        rows_t = K._row_range(X, r0, r1, transposed=True)
         for part in (rows, rows_t):
             assert np.shares_memory(part.data, X.data)
             assert np.shares_memory(part.indices, X.indices)
