@@ -46,8 +46,10 @@ def completion_perplexity(topics, observed, held, n_sweeps=100):
 def ldavi(X, k, epochs, method="batch", seed=0, init="random", split_merge=0):
     """LDAVI; ``init="random"`` is scikit-learn's start, drawn from the same seed.
 
-    ``split_merge=0``: the epochs alone, the work scikit-learn's fit does.
+    ``split_merge=0``: the epochs alone, the work scikit-learn's fit does;
+    ``"default"``: the estimator's default moves.
     """
+    moves = {} if split_merge == "default" else {"split_merge": split_merge}
     cls = ldavi_class()
     model = cls(
         k,
@@ -55,8 +57,8 @@ def ldavi(X, k, epochs, method="batch", seed=0, init="random", split_merge=0):
         learning_method=method,
         max_iter=epochs,
         tol=0,
-        split_merge=split_merge,
         random_state=seed,
+        **moves,
     ).fit(X)
     return model.components_
 
@@ -209,7 +211,9 @@ def _time_to_gensim(corpus, train, test_obs, test_held, k, passes, checkpoints):
         # LDAVI's default start: gensim starts from its own, so there is no
         # shared start to hold fixed; this is what a user of each gets.
         r = run_once(
-            lambda epochs=epochs: ldavi(train, k, epochs, init=None, split_merge=3)
+            lambda epochs=epochs: ldavi(
+                train, k, epochs, init=None, split_merge="default"
+            )
         )
         p = completion_perplexity(r.result, test_obs, test_held)
         trace.append((epochs, r.wall, p))
