@@ -38,12 +38,12 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.cluster import KMeans
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import randomized_svd
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ._completion import completion_log_likelihood, completion_split
 from ._kernels import (
@@ -105,13 +105,40 @@ def _unsort_rows(A, order):
     return out
 
 
-def _check_nonnegative(data, where):
-    """Refuse negative values in ``data`` (the stored values of X or a block)."""
+# The largest total of X, as a fraction of the dtype's largest number: the
+# objective and the bound add up terms of the size of the total times log
+# factors (at most ~709 < 2**10 in float64), in sums of a few such parts,
+# and the start multiplies entries of that size; a margin of 2**16 keeps
+# every one of them finite.
+_TOTAL_MARGIN = 2.0**-16
+
+
+def _check_data_values(data, where):
+    """Refuse negative values in ``data`` (the stored values of X or a block),
+    and data whose total is too large to fit without overflow.
+
+    The KL factorizations are scale-equivariant (``X * c`` is fitted by ``W
+    * c``), so data that sums to more than ``finfo(dtype).max * 2**-16``
+    (about 2.7e303 in float64, 5.2e33 in float32) can be divided by a
+    constant first; fitting it as it is would overflow the objective's sums.
+    """
     if data.size and data.min() < 0:
         raise ValueError(
             f"Negative values in {where}: the model is a KL factorization of "
             "non-negative data (e.g. word counts). Shift or clip the data, or "
             "use SimplexPLSA for real-valued input."
+        )
+    with np.errstate(over="ignore"):
+        total = float(np.sum(data, dtype=np.float64))
+    limit = float(np.finfo(data.dtype).max) * _TOTAL_MARGIN
+    if total > limit:
+        hint = " or pass float64 data" if data.dtype == np.float32 else ""
+        size = f"{total:.3g}" if np.isfinite(total) else "more than float64 holds"
+        raise ValueError(
+            f"The values in {where} add up to {size}, above {limit:.3g}, "
+            f"the largest total that can be fitted in {data.dtype} without "
+            "overflow. Divide X by a constant (the KL factorizations are "
+            f"scale-equivariant: X * c is fitted by W * c){hint}."
         )
 
 
@@ -130,24 +157,51 @@ def _random_scale(total, n, m, k):
 
 
 def _reconstruct(X, components):
-    """``X @ components`` for ``inverse_transform``, with its shape checked."""
-    X = np.asarray(X)
-    if X.ndim != 2 or X.shape[1] != components.shape[0]:
-        raise ValueError(
-            f"inverse_transform expects shape (n_samples, "
-            f"{components.shape[0]}), got {X.shape}."
+    """``X @ components`` for ``inverse_transform``, with ``X`` validated.
+
+    ``X`` (dense or sparse, shape ``(n_samples, n_components)``) must be
+    numeric and finite; anything else is a ``ValueError`` that says so.
+    """
+    k = components.shape[0]
+    try:
+        X = check_array(
+            X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32]
         )
-    return X @ components
+    except ValueError as exc:
+        raise ValueError(
+            f"inverse_transform expects a finite numeric array of shape "
+            f"(n_samples, {k}), such as the output of transform: {exc}"
+        ) from exc
+    if X.shape[1] != k:
+        raise ValueError(
+            f"inverse_transform expects shape (n_samples, {k}), got {X.shape}."
+        )
+    return np.asarray(X @ components.astype(X.dtype, copy=False))
 
 
 def _check_factor(A, shape, name, dtype):
-    """Validate a user-given start factor; returns a private copy."""
+    """Validate a user-given start factor; returns a private copy.
+
+    A start of another dtype than ``X`` is converted to it with a
+    ``DataConversionWarning`` (never silently); it must have the right shape,
+    finite non-negative entries, and not be all zeros (a zero factor stays
+    zero under multiplicative updates: the model would be zero).
+    """
     if A is None:
         raise ValueError(
             f"init='custom' needs both W and H: pass them as fit(X, W=..., H=...) "
             f"(or choose init='random' or 'nndsvda'); {name} is missing."
         )
+    given = np.asarray(A).dtype
     A = np.array(A, dtype=dtype, copy=True)
+    if given != dtype:
+        warnings.warn(
+            f"The custom start {name} has dtype {given} and was converted to "
+            f"X's dtype {np.dtype(dtype)}; pass {name}.astype(X.dtype) to "
+            "silence this.",
+            DataConversionWarning,
+            stacklevel=5,
+        )
     if A.shape != shape:
         raise ValueError(
             f"The custom start {name} has shape {A.shape}, but this X and "
@@ -159,7 +213,20 @@ def _check_factor(A, shape, name, dtype):
         raise ValueError(
             f"The custom start {name} has negative entries; it must be non-negative."
         )
+    if A.size and not A.any():
+        raise ValueError(
+            f"The custom start {name} is all zeros: the updates are "
+            "multiplicative, so the model would stay zero. Pass a start with "
+            "positive entries."
+        )
     return A
+
+
+# How far an objective may rise, relative to the start's, from rounding
+# alone: 50 float32 machine epsilons (an objective evaluated from float32
+# factors carries a few eps of relative error per term; see the property
+# test in tests/test_robustness.py).
+_ROUNDING = 50 * float(np.finfo(np.float32).eps)
 
 
 # Smoothing added to the K-means assignment indicator (Ding, Li & Peng, 2006):
@@ -263,7 +330,7 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
             dtype=[np.float64, np.float32],
             reset=reset,
         )
-        _check_nonnegative(
+        _check_data_values(
             X.data if sp.issparse(X) else X, f"data passed to {type(self).__name__}"
         )
         return _to_csr(X)
@@ -417,11 +484,16 @@ class _BaseTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         """Whether the last iteration's relative decrease is below ``tol``.
 
         Each iteration reports the objective of the state it started from, so
-        this judges the last two completed states.
+        this judges the last two completed states.  The objective never rises
+        in exact arithmetic; a rise larger than rounding (``_ROUNDING`` times
+        the start's objective) is never taken for convergence: the fit goes
+        on, and warns if it reaches ``max_iter``.
         """
         if len(history) < 2 or self.tol <= 0:
             return False
-        return history[-2] - history[-1] <= self.tol * abs(history[0])
+        decrease = history[-2] - history[-1]
+        scale = abs(history[0])
+        return -_ROUNDING * scale <= decrease <= self.tol * scale
 
     def _run_iterations(self, X, W, H):
         """Iterate the hooks from ``(W, H)`` until convergence or ``max_iter``.

@@ -24,8 +24,8 @@ import numpy as np
 from sklearn.utils import check_array, check_random_state
 
 from ._base import (
+    _check_data_values,
     _check_factor,
-    _check_nonnegative,
     _check_start_arguments,
     _length_order,
     _random_scale,
@@ -67,7 +67,8 @@ def prepare_block(X, dtype, n_features, start, stop, index):
     """Validate a raw block and make it a `PreparedBlock`.
 
     Raises a ``ValueError`` naming the block (its index and rows) for a
-    block of the wrong shape, with negative values, NaN or infinity.
+    block of the wrong shape, with negative values, NaN or infinity, or
+    values adding up to more than can be fitted without overflow.
     """
     where = f"block {index} (rows {start} to {stop - 1})"
     try:
@@ -79,7 +80,7 @@ def prepare_block(X, dtype, n_features, start, stop, index):
             f"{where} has shape {X.shape}, expected ({stop - start}, {n_features}): "
             "every block must hold its rows with all the columns."
         )
-    _check_nonnegative(X.data if hasattr(X, "tocsr") else X, where)
+    _check_data_values(X.data if hasattr(X, "tocsr") else X, where)
     X = _to_csr(X)
     order = _length_order(X)
     if order is not None:

@@ -203,7 +203,8 @@ class HybridNMFPLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
                         f"{n_iter:4d} iterations  objective {phase_losses[-1]:.6e}"
                         f"  ({time.perf_counter() - start:.2f} s)"
                     )
-            if round_start - phase_losses[-1] <= self.tol * abs(phase_losses[0]):
+            # The fit loop's rule, on whole rounds (a rise is no convergence).
+            if self._stopped([phase_losses[0], round_start, phase_losses[-1]]):
                 converged = True
                 break
         if not converged and self.tol > 0:

@@ -759,31 +759,37 @@ def exp_dirichlet_expectation(A):
 def dirichlet_kl(A, prior):
     """Sum over rows of ``KL(Dir(A[d]) || Dir(prior))``, as a Python float.
 
+    The sum of `dirichlet_kl_rows`.  Minus this is the prior-and-entropy
+    part of the LDA evidence lower bound, for the documents (``A = gamma``,
+    ``prior = alpha``) and for the topics (``A = lambda``, ``prior = eta``).
+    """
+    return float(dirichlet_kl_rows(A, prior).sum())
+
+
+def dirichlet_kl_rows(A, prior):
+    """``KL(Dir(A[d]) || Dir(prior))`` for every row ``d``, in float64.
+
     .. math::
 
-        \\sum_d \\Big[\\log\\Gamma(\\textstyle\\sum_j A_{dj})
+        \\log\\Gamma(\\textstyle\\sum_j A_{dj})
         - \\sum_j \\log\\Gamma(A_{dj})
         - \\log\\Gamma(\\textstyle\\sum_j a_j) + \\sum_j \\log\\Gamma(a_j)
-        + \\sum_j (A_{dj} - a_j)\\, \\mathbb{E}[\\log \\theta_{dj}]\\Big]
+        + \\sum_j (A_{dj} - a_j)\\, \\mathbb{E}[\\log \\theta_{dj}]
 
     ``prior`` is a scalar (symmetric Dirichlet) or a vector of length
-    ``A.shape[1]``.  Minus this is the prior-and-entropy part of the LDA
-    evidence lower bound, for the documents (``A = gamma``, ``prior = alpha``)
-    and for the topics (``A = lambda``, ``prior = eta``).  Evaluated in
-    float64 whatever the dtype of ``A``: its terms are of the size of the
-    corpus and cancel to a much smaller total.
+    ``A.shape[1]``.  Evaluated in float64 whatever the dtype of ``A``: its
+    terms are of the size of the counts and cancel to a much smaller total.
     """
     A = np.asarray(A, dtype=np.float64)
-    n_rows, n_cols = A.shape
-    prior = np.broadcast_to(np.asarray(prior, dtype=np.float64), (n_cols,))
+    prior = np.broadcast_to(np.asarray(prior, dtype=np.float64), (A.shape[1],))
     a_sum = A.sum(axis=1)
     e_log = psi(A) - psi(a_sum)[:, None]
     per_row_prior = gammaln(prior).sum() - gammaln(prior.sum())
-    return float(
-        gammaln(a_sum).sum()
-        - gammaln(A).sum()
-        + n_rows * per_row_prior
-        + np.sum((A - prior) * e_log)
+    return (
+        gammaln(a_sum)
+        - gammaln(A).sum(axis=1)
+        + per_row_prior
+        + np.sum((A - prior) * e_log, axis=1)
     )
 
 
@@ -836,6 +842,27 @@ def _store_products(y_out, pos, valid, gamma, y):
     y_out[pos[valid]] = np.maximum(y[valid], np.finfo(y.dtype).tiny)
 
 
+def _redo_sweep_in_float64(new, t, G, x3, tiny):
+    """Recompute, in float64, the rows of one sweep whose result overflowed.
+
+    ``new[d, k] = t_dk sum_w G_dkw x_dw / max(y_dw, tiny)`` with ``y_d = t_d
+    G_d``: each term is at most ``x_dw`` (``t_dk G_dkw <= y_dw``, and below
+    the floor the term only shrinks), so the row is bounded by the
+    document's length.  But in float32 the intermediate ratio ``x / y``
+    overflows where the model of a word underflowed (a count above 4 at a
+    word every topic gives probability below the smallest normal float32
+    overflows it), and ``inf * 0`` then turns gamma into NaN.  The same
+    floor in float64 keeps every intermediate finite; the bounded result is
+    written back in the working dtype.
+    """
+    bad = np.flatnonzero(~np.isfinite(new).all(axis=1))
+    t64 = t[bad].astype(np.float64)
+    G64 = G[bad].astype(np.float64)
+    y64 = np.maximum(np.matmul(t64[:, None, :], G64), tiny)
+    ratio = x3[bad] / y64
+    new[bad] = np.matmul(G64, ratio.transpose(0, 2, 1))[:, :, 0] * t64
+
+
 def _e_step_chunks(X, chunks, Bt_pad, alpha, max_iter, tol, gamma, sweeps, y_out):
     """Sweeps of `lda_e_step` over some chunks; returns the rows left active.
 
@@ -878,9 +905,12 @@ def _e_step_chunks(X, chunks, Bt_pad, alpha, max_iter, tol, gamma, sweeps, y_out
                 _store_products(y_out, pos[f], valid[f], g[f], y[f])
                 just_finished = None
             np.maximum(y, tiny, out=y)
-            np.divide(x3, y, out=y)
-            np.matmul(G, y.reshape(n, width, 1), out=grad)
-            new = grad[:, :, 0] * t
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.divide(x3, y, out=y)
+                np.matmul(G, y.reshape(n, width, 1), out=grad)
+                new = grad[:, :, 0] * t
+            if not np.isfinite(new).all():
+                _redo_sweep_in_float64(new, t, G, x3, tiny)
             new += alpha
             change = np.add.reduce(np.abs(new - g), axis=1, dtype=np.float64)
             g = new
@@ -986,7 +1016,7 @@ def lda_e_step(X, gamma, B, alpha, max_iter, tol):
     return gamma, y
 
 
-# Entries per piece of `lda_log_likelihood`'s sum (512 KiB of float64).
+# Entries per piece of `lda_log_likelihood_rows` (512 KiB of float64).
 _LOG_PIECE = 1 << 16
 
 
@@ -1000,15 +1030,31 @@ def lda_log_likelihood(X, y):
         = \\sum_{X_{dw} > 0} X_{dw} \\log (\\Theta B)_{dw}
 
     (the word-topic responsibilities at their optimum given ``gamma`` and
-    the topics).  Accumulated in float64, returned as a Python float.
+    the topics): the sum of `lda_log_likelihood_rows`, as a Python float.
     """
-    total = 0.0
-    # In pieces: no (nnz,) temporaries (the log and the product).
-    for a in range(0, y.shape[0], _LOG_PIECE):
-        piece = np.log(y[a : a + _LOG_PIECE], dtype=np.float64)
-        x = X.data[a : a + _LOG_PIECE].astype(np.float64, copy=False)
-        total += float(np.dot(x, piece))
-    return total
+    return float(lda_log_likelihood_rows(X, y).sum())
+
+
+def lda_log_likelihood_rows(X, y):
+    """``sum_w X_dw log y_dw`` for every row ``d`` of CSR ``X``, in float64.
+
+    ``y`` is aligned with ``X.data``.  Computed in pieces of whole rows of
+    about ``_LOG_PIECE`` entries: no (nnz,) float64 temporary.
+    """
+    n = X.shape[0]
+    indptr = X.indptr
+    out = np.zeros(n)
+    r0 = 0
+    while r0 < n:
+        r1 = int(np.searchsorted(indptr, indptr[r0] + _LOG_PIECE, side="right")) - 1
+        r1 = min(max(r1, r0 + 1), n)
+        a, b = indptr[r0], indptr[r1]
+        piece = np.log(y[a:b], dtype=np.float64)
+        piece *= X.data[a:b]
+        rows = np.repeat(np.arange(r1 - r0), np.diff(indptr[r0 : r1 + 1]))
+        out[r0:r1] = np.bincount(rows, weights=piece, minlength=r1 - r0)
+        r0 = r1
+    return out
 
 
 def lda_expected_counts(X, gamma, B, y, overwrite_y=False):
@@ -1024,28 +1070,40 @@ def lda_expected_counts(X, gamma, B, y, overwrite_y=False):
     (k, n_features), dtype of ``gamma``.  ``overwrite_y=True`` computes the
     ratio ``X / y`` in ``y``'s memory instead of a new (nnz,) array.
     """
-    ratio = np.divide(X.data, y, out=y if overwrite_y else None)
+    ratio = y if overwrite_y else y.copy()
+    # Capped, not inf, where the model underflowed: the products below are
+    # then finite or redone in float64 (`transposed_product`).
+    _divide_into_ratio(X.data, ratio)
     R = _compressed_view(ratio, X.indices, X.indptr, X.shape)
-    return B * transposed_product(exp_dirichlet_expectation(gamma), R)
+    counts = B * transposed_product(exp_dirichlet_expectation(gamma), R)
+    return counts.astype(gamma.dtype, copy=False)
 
 
 def gamma_kl(A, rate, prior_shape, prior_rate):
     """Sum of ``KL(Gamma(A, rate) || Gamma(prior_shape, prior_rate))`` (shape, rate).
 
+    The sum of `gamma_kl_rows`, as a Python float: minus the
+    prior-and-entropy part of the Gamma-Poisson evidence lower bound (paper
+    002, Appendix E).
+    """
+    return float(gamma_kl_rows(A, rate, prior_shape, prior_rate).sum())
+
+
+def gamma_kl_rows(A, rate, prior_shape, prior_rate):
+    """``sum_k KL(Gamma(A_dk, rate) || Gamma(a_k, prior_rate))`` per row, float64.
+
     .. math::
 
-        \\sum_{dk} (A_{dk} - a_k) \\psi(A_{dk}) - \\log\\Gamma(A_{dk})
+        \\sum_{k} (A_{dk} - a_k) \\psi(A_{dk}) - \\log\\Gamma(A_{dk})
         + \\log\\Gamma(a_k) + a_k \\log\\frac{c}{b} + A_{dk} \\frac{b - c}{c}
 
     with ``c = rate``, ``a = prior_shape`` (scalar or one per column) and
-    ``b = prior_rate``: minus the prior-and-entropy part of the
-    Gamma-Poisson evidence lower bound (paper 002, Appendix E).  Evaluated
-    in float64, returned as a Python float.
+    ``b = prior_rate``.
     """
     A = np.asarray(A, dtype=np.float64)
     a = np.broadcast_to(np.asarray(prior_shape, dtype=np.float64), (A.shape[1],))
-    return float(
-        np.sum((A - a) * psi(A) - gammaln(A))
-        + A.shape[0] * np.sum(gammaln(a) + a * np.log(rate / prior_rate))
-        + np.sum(A) * (prior_rate - rate) / rate
+    return (
+        np.sum((A - a) * psi(A) - gammaln(A), axis=1)
+        + np.sum(gammaln(a) + a * np.log(rate / prior_rate))
+        + A.sum(axis=1) * (prior_rate - rate) / rate
     )

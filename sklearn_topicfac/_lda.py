@@ -13,15 +13,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import randomized_svd
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import _BaseTopicModel, _check_factor
+from ._base import _BaseTopicModel, _check_factor, _reconstruct
 from ._kernels import (
     _nonzero,
     dirichlet_kl,
+    dirichlet_kl_rows,
     exp_dirichlet_expectation,
-    gamma_kl,
+    gamma_kl_rows,
     lda_e_step,
     lda_expected_counts,
-    lda_log_likelihood,
+    lda_log_likelihood_rows,
     normalize_rows,
     product_at_nonzeros,
 )
@@ -134,27 +135,39 @@ class LDAVI(_BaseTopicModel):
     random start topics: those are all nearly uniform, the symmetric start
     would keep every document almost evenly spread over them, so it starts
     from scikit-learn's random draw instead (as all of scikit-learn's
-    training E-steps do).  The documents' parameters are thus a function of
-    the topics, :math:`\\gamma = E(\\lambda)`, and the quantity the fit tracks
-    is :math:`f(\\lambda) = \\mathcal{L}(E(\\lambda), \\lambda)`:
-    ``loss_history_[t]`` is :math:`-f(\\lambda_t)`, exactly ``-bound(X)`` of
-    the model after ``t`` epochs.  Two consequences:
+    training E-steps do).  In training, a document whose previous
+    :math:`\\gamma_d` already has a higher bound under the new topics than
+    where its restart ended is swept on from its previous :math:`\\gamma_d`
+    instead.  ``loss_history_[t]`` is minus the bound of the fit's state
+    after ``t`` epochs, :math:`-\\mathcal{L}(\\gamma_t, \\lambda_t)`.  Two
+    consequences:
 
-    - **The bound of batch learning does not go down** (scikit-learn's
-      issue #6777), up to what the E-step's stopping rule leaves undone.
-      The M-step maximizes :math:`\\mathcal{L}(E(\\lambda_t), \\cdot)`, so
-      :math:`\\mathcal{L}(E(\\lambda_t), \\lambda_{t+1}) \\ge f(\\lambda_t)`;
-      the next E-step ascends :math:`\\mathcal{L}(\\cdot, \\lambda_{t+1})`
-      and can only end below that when it stops before converging.
-      scikit-learn restarts each training E-step from a fresh random draw
-      but reports the perplexity of a different, deterministic E-step, so
-      its M-step does not improve the quantity it reports.
+    - **The bound of batch learning never goes down** (unlike
+      scikit-learn's, its issue #6777), whatever the E-step's stopping rule:
+      the M-step maximizes :math:`\\mathcal{L}(\\gamma_t, \\cdot)`, so
+      :math:`\\mathcal{L}(\\gamma_t, \\lambda_{t+1}) \\ge
+      \\mathcal{L}(\\gamma_t, \\lambda_t)`, and every document ends the
+      next E-step at least as high as at :math:`\\gamma_t` (sweeps only
+      ascend).  The restart alone does not give that: for
+      :math:`\\alpha < 1` a document's bound is multimodal, the restart can
+      end in a lower mode, and where the topics are alike on a document's
+      terms (one-term vocabularies, a single document) the all-ones start is
+      a saddle point the sweeps never leave.  scikit-learn restarts each
+      training E-step from a fresh random draw but reports the perplexity of
+      a different, deterministic E-step, so its M-step does not improve the
+      quantity it reports.
     - **Restarting beats warm starts.**  Starting each E-step from the
-      previous epoch's :math:`\\gamma` makes every step exact coordinate
-      ascent, but for :math:`\\alpha < 1` a document's bound is multimodal
-      and warm starts keep each document in the mode it fell into under the
-      first, random topics: on a generated corpus that costs 40 % in
-      held-out perplexity (420 against 301 for restarts).
+      previous epoch's :math:`\\gamma` alone makes every step exact
+      coordinate ascent, but warm starts keep each document in the mode it
+      fell into under the first, random topics: on a generated corpus that
+      costs 40 % in held-out perplexity (420 against 301 for restarts).  The
+      better of the two per document keeps the restarts' escapes and the
+      warm starts' ascent, for one more evaluation of the bound per epoch
+      (about one sweep).
+
+    :meth:`bound` folds every document in from all ones (as ``transform``):
+    on the training data it is at most ``-loss_``, and equal where no
+    document kept its previous :math:`\\gamma`.
 
     :meth:`score` and :meth:`perplexity` are the held-out
     document-completion log-likelihood per word that every estimator of the
@@ -244,7 +257,9 @@ default=None
         duplicates, or an empty topic) and splits in two the topic whose
         share of the data is furthest from one topic (a rank-2 KL-NMF of it),
         then runs the epochs again from there; it is kept if the bound ends
-        higher, else undone, and the first move undone ends the moves.  This
+        higher by more than ``tol`` times its size (what the fit's own
+        stopping rule resolves; ``1e-6`` for ``tol=0``), else undone, and the
+        first move undone ends the moves.  This
         repairs batch VB's typical local optimum -- two true topics merged
         into one, another split in two -- which more epochs, and often more
         restarts, do not leave (on the 20-topic corpus of
@@ -276,7 +291,9 @@ default=None
         epoch's E-step, i.e. for the topics before the last M-step
         (``transform`` folds in with the final topics).
     loss_ : float
-        Final objective: minus the evidence lower bound, ``-bound(X)``.
+        Final objective: minus the evidence lower bound of the fitted state
+        (the topics and the training documents' last E-step), at most
+        ``-bound(X)`` (see above).
     loss_history_ : ndarray of shape (n_iter_ + 1,)
         Minus the bound at the start (with the first E-step's gamma) and
         after every epoch.  In online
@@ -405,7 +422,11 @@ default=None
 
     def _document_bound(self, X, gamma, y, alpha):
         """The documents' part of the bound, at ``gamma`` (``y = Theta B``)."""
-        return lda_log_likelihood(X, y) - dirichlet_kl(gamma, alpha)
+        return float(self._document_bounds(X, gamma, y, alpha).sum())
+
+    def _document_bounds(self, X, gamma, y, alpha):
+        """Each document's term of the bound, at ``gamma`` (``y = Theta B``)."""
+        return lda_log_likelihood_rows(X, y) - dirichlet_kl_rows(gamma, alpha)
 
     def _topic_bound(self, H):
         """The topics' part of the bound, ``-KL(q(beta) || p(beta))``."""
@@ -413,16 +434,19 @@ default=None
             return 0.0
         return -dirichlet_kl(H, self.topic_word_prior_)
 
-    def _e_step(self, X, H, gamma=None):
+    def _e_step(self, X, H, gamma=None, warm=None):
         """E-step of the documents ``X`` for the topics ``H``.
 
         From ``gamma``, by default the all-ones start of scikit-learn's
         ``transform`` (see the class docstring for the one exception).
-        Returns ``gamma``, the per-document part of the bound at ``gamma``
-        and the expected topic-word counts (the M-step's statistics).  Only
-        the topics' columns of the terms present in ``X`` are evaluated, so
-        a mini-batch or a few documents cost O(their terms * k), not
-        O(n_features * k).
+        With ``warm`` (the documents' previous ``gamma``, in training), a
+        document whose bound at ``warm`` is higher than where the E-step
+        from the start ended continues from ``warm`` instead (see
+        `_keep_the_better_start`).  Returns ``gamma``, the per-document part
+        of the bound at ``gamma`` and the expected topic-word counts (the
+        M-step's statistics).  Only the topics' columns of the terms present
+        in ``X`` are evaluated, so a mini-batch or a few documents cost
+        O(their terms * k), not O(n_features * k).
         """
         n, m = X.shape
         H = H.astype(X.dtype, copy=False)
@@ -437,7 +461,19 @@ default=None
         B = self._topic_expectation(H, used)
         if gamma is None:
             gamma = np.ones((n, self.n_components), dtype=X.dtype)
-        gamma, y = lda_e_step(
+        gamma, y = self._sweeps(X, gamma, B, alpha)
+        if warm is None:
+            bound = self._document_bound(X, gamma, y, alpha)
+        else:
+            gamma, y, bounds = self._keep_the_better_start(X, gamma, y, warm, B, alpha)
+            bound = float(bounds.sum())
+        counts = np.zeros((self.n_components, m), dtype=X.dtype)
+        counts[:, used] = lda_expected_counts(X, gamma, B, y, overwrite_y=True)
+        return gamma, bound, counts
+
+    def _sweeps(self, X, gamma, B, alpha):
+        """`lda_e_step` with this estimator's per-document stopping rule."""
+        return lda_e_step(
             X,
             gamma,
             B,
@@ -445,10 +481,44 @@ default=None
             max_iter=self.max_doc_update_iter,
             tol=self.mean_change_tol,
         )
-        bound = self._document_bound(X, gamma, y, alpha)
-        counts = np.zeros((self.n_components, m), dtype=X.dtype)
-        counts[:, used] = lda_expected_counts(X, gamma, B, y, overwrite_y=True)
-        return gamma, bound, counts
+
+    def _keep_the_better_start(self, X, gamma, y, warm, B, alpha):
+        """Per document, the E-step from ``warm`` where that start is better.
+
+        The training E-step restarts every document from all ones (which
+        escapes the modes the first, random topics put documents in; see the
+        class docstring) -- but a restart is not an ascent step: for
+        ``alpha < 1`` a document's bound is multimodal, and the restart can
+        end in a lower mode than the document's previous ``gamma`` reaches
+        under the new topics.  (In the extreme, when the topics are alike on
+        a document's terms -- one-term vocabularies, a single document --
+        the all-ones start is a saddle point that the sweeps never leave.)
+        The fit's bound could then go down.  So the previous ``gamma``,
+        ``warm``, is evaluated under the new topics, and every document
+        whose bound is higher there than where its restart ended is swept on
+        from ``warm``; sweeps only raise a document's bound, so each
+        document ends at least as high as at ``warm``.  With the M-step,
+        which maximizes the bound at the previous ``gamma``, every epoch of
+        the fit then raises the bound of its state.  Cost: one evaluation of
+        the bound (about one sweep), plus sweeps for the documents switched.
+        Returns ``gamma``, ``y`` and the documents' bounds.
+        """
+        bounds = self._document_bounds(X, gamma, y, alpha)
+        warm = warm.astype(gamma.dtype, copy=False)
+        y_warm = product_at_nonzeros(X, exp_dirichlet_expectation(warm), B)
+        np.maximum(y_warm, np.finfo(y_warm.dtype).tiny, out=y_warm)
+        better = np.flatnonzero(self._document_bounds(X, warm, y_warm, alpha) > bounds)
+        if better.size == 0:
+            return gamma, y, bounds
+        X_better = X[better]
+        gamma_b, y_b = self._sweeps(X_better, warm[better], B, alpha)
+        gamma[better] = gamma_b
+        starts = X.indptr[better]
+        lengths = X.indptr[better + 1] - starts
+        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+        y[offsets + np.arange(lengths.sum())] = y_b
+        bounds[better] = self._document_bounds(X_better, gamma_b, y_b, alpha)
+        return gamma, y, bounds
 
     # ----------------------------------------------------------------- hooks
     def _fit_from_start(self, X, W, H):
@@ -494,7 +564,7 @@ default=None
             H0, (kept, merged, split) = proposal
             steps = self.n_batch_iter_
             trial = self._run_iterations(X, result[0], H0)
-            accepted = trial[2][-1] < result[2][-1]
+            accepted = result[2][-1] - trial[2][-1] > self._resolution(result[2])
             self.split_merge_moves_.append(
                 {
                     "merged": (kept, merged),
@@ -516,6 +586,20 @@ default=None
                 break
             result = trial
         return result
+
+    def _resolution(self, history):
+        """The smallest gain of the bound a move must make to be kept.
+
+        The fit stops once an epoch changes the bound by less than ``tol``
+        times its size (``_stopped``), so where it ends is only known to
+        about that much: float32 and float64 fits of the same data, or the
+        same fit with a few more epochs, end that far apart.  A move that
+        gains less is kept or undone by that noise -- and the same data in
+        two dtypes ended with permuted topics.  So the gain must exceed
+        ``tol`` times the bound before the move (``history[-1]``); with
+        ``tol=0``, ``1e-6`` times it (the float32 resolution of the bound).
+        """
+        return max(self.tol, 1e-6) * abs(history[-1])
 
     def _split_merge_start(self, X, gamma, H):
         """The topics of one split-merge move from the topics ``H``.
@@ -660,12 +744,6 @@ default=None
         draw = self.random_state_.gamma(_START_SHAPE, _START_SCALE, shape)
         return draw.astype(dtype, copy=False)
 
-    def _training_start(self, W):
-        # Before the first M-step the topics are the random start, nearly
-        # uniform; the all-ones start would keep the documents symmetric
-        # across them, so that first E-step starts from the random draw.
-        return W if self.n_batch_iter_ == 1 else None
-
     def _reset_state(self):
         """Priors, generator and step counter at the start of learning."""
         self._resolve_priors()
@@ -674,7 +752,13 @@ default=None
         self.split_merge_moves_ = []
 
     def _doc_step(self, X, W, H):
-        gamma, bound, counts = self._e_step(X, H, self._training_start(W))
+        # The first E-step starts from the random draw W, every later one
+        # from all ones, kept per document only where it beats W, the
+        # documents' previous gamma.
+        if self.n_batch_iter_ == 1:
+            gamma, bound, counts = self._e_step(X, H, W)
+        else:
+            gamma, bound, counts = self._e_step(X, H, warm=W)
         return gamma, {"loss": -bound, "counts": counts}
 
     def _topic_step(self, H, stats):
@@ -710,8 +794,10 @@ default=None
         return ((1 - rho) * H + rho * (eta + doc_ratio * counts)).astype(H.dtype)
 
     def _doc_loss(self, X, W, H):
-        # The bound of the topics H: that of the E-step's gamma for them.
-        return -self._e_step(X, H)[1]
+        # The bound of the state: the topics H and the E-step's gamma for
+        # them, from all ones and, in training, from the documents' last
+        # gamma W where that is better; ``bound`` passes no W.
+        return -self._e_step(X, H, warm=W)[1]
 
     def _doc_output(self, W):
         return normalize_rows(W)[0]
@@ -835,13 +921,7 @@ default=None
         P_w_given_d : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        X = np.asarray(X)
-        if X.ndim != 2 or X.shape[1] != self.n_components:
-            raise ValueError(
-                f"inverse_transform expects shape (n_samples, "
-                f"{self.n_components}), got {X.shape}."
-            )
-        return X @ normalize_rows(self.components_)[0]
+        return _reconstruct(X, normalize_rows(self.components_)[0])
 
 
 class GammaPoissonVI(LDAVI):
@@ -921,7 +1001,8 @@ default=None
         :math:`\\mathbb{E}[\\theta]` of the training documents from the last
         epoch's E-step.
     loss_ : float
-        Minus the Gamma-Poisson evidence lower bound, ``-bound(X)``.
+        Minus the Gamma-Poisson evidence lower bound of the fitted state, at
+        most ``-bound(X)`` (as :class:`LDAVI`).
     loss_history_ : ndarray of shape (n_iter_ + 1,)
         Minus the bound at the start and after every epoch.
     n_iter_ : int
@@ -1019,16 +1100,20 @@ default=None
         self.random_state = random_state
         self.verbose = verbose
 
-    def _document_bound(self, X, gamma, y, alpha):
+    def _document_bounds(self, X, gamma, y, alpha):
         # E log p(X | theta, beta) with the responsibilities at their
         # optimum, log(Theta' B) = log(Theta B) + psi(sum_k a_dk) - log(b + 1);
-        # minus sum_dk E[theta_dk] (the topics sum to one) and the KL terms.
+        # minus sum_k E[theta_dk] (the topics sum to one) and the KL terms.
         b = float(self.doc_topic_rate)
         n_d = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
         a_sum = gamma.sum(axis=1, dtype=np.float64)
-        data = lda_log_likelihood(X, y) + float(n_d @ (psi(a_sum) - np.log(b + 1)))
-        data -= float(np.sum(gammaln(X.data.astype(np.float64) + 1)))
-        return data - a_sum.sum() / (b + 1) - gamma_kl(gamma, b + 1, alpha, b)
+        data = lda_log_likelihood_rows(X, y) + n_d * (psi(a_sum) - np.log(b + 1))
+        log_factorials = sp.csr_matrix(
+            (gammaln(X.data.astype(np.float64) + 1), X.indices, X.indptr),
+            shape=X.shape,
+        ).sum(axis=1)
+        data -= np.asarray(log_factorials).ravel()
+        return data - a_sum / (b + 1) - gamma_kl_rows(gamma, b + 1, alpha, b)
 
     def _doc_output(self, W):
         return W / W.dtype.type(self.doc_topic_rate + 1)
