@@ -5,7 +5,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, svds
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -15,7 +14,6 @@ from sklearn.base import (
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.extmath import svd_flip
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import _reconstruct
@@ -92,46 +90,249 @@ def simplex_rotation(m):
     return np.hstack([R, np.full((m, 1), 1 / np.sqrt(m))])
 
 
-def _centered_svd(X, mean, n_axes, random_state):
-    """Leading ``n_axes`` singular triplets of ``X - mean`` (signs fixed).
+# The exact SVD costs about n * m * min(n, m) flops; below this budget (or when
+# the axes asked for are a large part of min(n, m)) it is always used.
+_EXACT_WORK = 2**33
+# Randomized range finder: extra columns of the sketch, power iterations.
+_OVERSAMPLES = 10
+_POWER_ITERATIONS = 7
+# Entries per dense block (2 MiB of float64).
+_BLOCK_ENTRIES = 2**18
 
-    Dense input: exact LAPACK SVD.  Sparse input: ARPACK on an implicitly
-    centered operator, so ``X`` is never densified; when ``n_axes`` is not
-    below ``min(X.shape)`` (ARPACK's limit) the matrix is small in one
-    dimension and is densified.  Missing trailing triplets (rank below
-    ``n_axes``) are zero.
+
+def _scale_exponent(X):
+    """``e`` with ``max|X| * 2**-e`` in ``[0.5, 1)`` (0 for an all-zero ``X``).
+
+    Scaling by a power of two is exact in floating point (short of the
+    subnormal range): ``X * 2**-e`` is ``X`` with the decomposition's
+    arithmetic kept far from overflow and underflow.
+    """
+    values = X.data if sp.issparse(X) else X
+    if values.size == 0:
+        return 0
+    big = max(abs(float(values.max())), abs(float(values.min())))
+    return int(np.frexp(big)[1]) if big > 0 else 0
+
+
+def _block_rows(n_other, at_least):
+    """Rows of a dense block of ``n_other`` columns."""
+    return max(at_least, _BLOCK_ENTRIES // max(n_other, 1), 1)
+
+
+def _canonical(X, fmt):
+    """``X`` in format ``fmt`` with sorted indices and no duplicates (copied if
+    it must change: the caller's arrays are never written to)."""
+    X = X.tocsr() if fmt == "csr" else X.tocsc()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def _fix_signs(Vt):
+    """Rows of ``Vt`` signed so that each one's largest-magnitude entry is positive."""
+    if Vt.size:
+        pivots = Vt[np.arange(Vt.shape[0]), np.argmax(np.abs(Vt), axis=1)]
+        Vt = Vt * np.where(pivots < 0, -1.0, 1.0)[:, None]
+    return Vt
+
+
+class _Centred:
+    """``Xc = X * 2**-exponent - mean`` (float64), never formed whole.
+
+    Every computation with ``X`` is arranged so that a dense ``X`` and its
+    CSR or CSC form give the same result to the last bit:
+
+    * ``dense_blocks``: dense float64 blocks of rows (or of columns), centred
+      explicitly, for the exact SVD.  Their sizes depend on the shape only,
+      so both forms give the same arrays.  Memory is one block, never the
+      densified ``X``.
+    * ``matmul`` and ``rmatmul``: sparse products with the canonical CSR
+      rows (``Xc @ M``) or CSC columns (``Xc.T @ N``) of ``X``, centred
+      implicitly; a dense ``X`` is converted one block at a time.  Each
+      output row is a sum over the non-zeros of one row (column) of ``X`` in
+      index order, whatever the blocks: the same in both forms.
+    """
+
+    def __init__(self, X, exponent, mean=None):
+        self.X = X
+        self.shape = X.shape
+        self.exponent = exponent
+        self.mean = mean
+
+    def _scaled(self, A):
+        """The float64 sparse matrix ``A * 2**-exponent``."""
+        data = np.ldexp(A.data.astype(np.float64), -self.exponent)
+        return type(A)((data, A.indices, A.indptr), shape=A.shape, copy=False)
+
+    def dense_blocks(self, axis=0, at_least=1, centre=True):
+        """``(slice, block)``: dense blocks of rows (or of columns)."""
+        X = self.X
+        if sp.issparse(X):
+            X = _canonical(X, "csr" if axis == 0 else "csc")
+        length, other = X.shape[axis], X.shape[1 - axis]
+        size = _block_rows(other, at_least)
+        for start in range(0, length, size):
+            part = slice(start, min(start + size, length))
+            raw = X[part] if axis == 0 else X[:, part]
+            raw = raw.toarray() if sp.issparse(raw) else raw
+            block = np.ascontiguousarray(raw, dtype=np.float64)
+            block = np.ldexp(block, -self.exponent)
+            # -0.0 entries of a dense X are (implicit) +0.0 in its sparse form.
+            block += 0.0
+            if centre:
+                block -= self.mean if axis == 0 else self.mean[part]
+            yield part, block
+
+    def sparse_blocks(self, axis=0):
+        """``(slice, block)``: canonical CSR rows (or CSC columns) of ``X``."""
+        fmt = "csr" if axis == 0 else "csc"
+        if sp.issparse(self.X):
+            yield slice(None), self._scaled(_canonical(self.X, fmt))
+            return
+        length, other = self.shape[axis], self.shape[1 - axis]
+        size = _block_rows(other, 1)
+        for start in range(0, length, size):
+            part = slice(start, min(start + size, length))
+            if axis == 0:
+                block = sp.csr_matrix(self.X[part])
+            else:
+                block = sp.csc_matrix(self.X[:, part])
+            yield part, self._scaled(block)
+
+    def dense_statistics(self):
+        """Column means (refined to about one ulp) and the Frobenius norm."""
+        m = self.shape[1]
+        sums, squares = np.zeros(m), 0.0
+        for _, block in self.dense_blocks(centre=False):
+            sums += block.sum(axis=0)
+            squares += float(np.einsum("ij,ij->", block, block))
+        mean = sums / self.shape[0]
+        residual = np.zeros(m)
+        for _, block in self.dense_blocks(centre=False):
+            residual += (block - mean).sum(axis=0)
+        return mean + residual / self.shape[0], float(np.sqrt(squares))
+
+    def sparse_statistics(self):
+        """Column means and the Frobenius norm, by sparse products."""
+        sums, squares = np.empty(self.shape[1]), np.empty(self.shape[1])
+        ones = np.ones(self.shape[0])
+        for part, block in self.sparse_blocks(axis=1):
+            sums[part] = block.T @ ones
+            squares[part] = block.multiply(block).T @ ones
+        return sums / self.shape[0], float(np.sqrt(squares.sum()))
+
+    def matmul(self, M):
+        """``Xc @ M``."""
+        out = np.empty((self.shape[0], M.shape[1]))
+        shift = self.mean @ M
+        for part, block in self.sparse_blocks(axis=0):
+            out[part] = block @ M - shift
+        return out
+
+    def rmatmul(self, N):
+        """``Xc.T @ N``."""
+        out = np.empty((self.shape[1], N.shape[1]))
+        shift = np.outer(self.mean, N.sum(axis=0))
+        for part, block in self.sparse_blocks(axis=1):
+            out[part] = block.T @ N - shift[part]
+        return out
+
+
+def _stacked_r(blocks, k):
+    """``R`` of the QR decomposition of the blocks stacked (``k`` columns).
+
+    Householder QR of ``[R; block]``, block after block: backward stable like
+    the QR of the whole matrix, with one block in memory.
+    """
+    R = np.zeros((0, k))
+    for block in blocks:
+        R = np.linalg.qr(np.vstack([R, block]), mode="r")
+    return R
+
+
+def _rayleigh_ritz(C, Q):
+    """Singular values and right vectors of ``Xc`` in the span of ``Q``'s columns."""
+    _, S, Wt = np.linalg.svd(C.matmul(Q), full_matrices=False)
+    return S, Wt @ Q.T
+
+
+def _centered_svd(X, n_axes, random_state):
+    """Leading ``n_axes`` singular values and right vectors of the centred ``X``.
+
+    Works on ``X * 2**-e`` (:func:`_scale_exponent`): returns ``(e, mean, S,
+    Vt)`` with ``mean`` and ``S`` in those units and the ``n_axes`` rows of
+    ``Vt`` of unit norm, signs fixed (the largest entry of each positive).
+    Directions whose singular value is within rounding of zero, and missing
+    trailing ones (rank below ``n_axes``), are zero.
+
+    One computation for every container (see :class:`_Centred`).  When the
+    exact SVD is affordable (about ``n m min(n, m)`` flops, like LAPACK's):
+    the ``R`` factor of a blockwise QR of the explicitly centred data (of its
+    transpose when it is wide) and the SVD of ``R``, accurate to rounding of
+    the largest singular value (no Gram matrix: nothing is squared).  A wide
+    matrix's right vectors are then refined by one Rayleigh-Ritz step.
+    Otherwise (both sides large, few axes): a randomized range finder with
+    power iterations seeded by ``random_state``, and a Rayleigh-Ritz step.
     """
     n, m = X.shape
-    r = min(n, m, n_axes)
-    dtype = X.dtype
-    if sp.issparse(X) and n_axes < min(n, m):
-        ones = np.ones(n, dtype=dtype)
-        op = LinearOperator(
-            (n, m),
-            matvec=lambda v: X @ v - (mean @ v) * ones,
-            rmatvec=lambda v: X.T @ v - mean * v.sum(),
-            matmat=lambda V: X @ V - np.outer(ones, mean @ V),
-            rmatmat=lambda V: X.T @ V - np.outer(mean, V.sum(axis=0)),
-            dtype=dtype,
-        )
-        v0 = check_random_state(random_state).uniform(-1, 1, min(n, m))
-        U, S, Vt = svds(op, k=r, v0=v0.astype(dtype))
-        order = np.argsort(S)[::-1]
-        U, S, Vt = U[:, order], S[order], Vt[order]
+    k = min(n, m)
+    eps = np.finfo(X.dtype).eps
+    C = _Centred(X, _scale_exponent(X))
+    sketch = min(k, n_axes + _OVERSAMPLES)
+    exact = 2 * sketch >= k or n * m * k <= _EXACT_WORK
+    if exact and m <= n:
+        C.mean, norm = C.dense_statistics()
+        R = _stacked_r((block for _, block in C.dense_blocks(at_least=m)), m)
+        _, S, Vt = np.linalg.svd(R)
+    elif exact:
+        # Wide: the QR of the transpose, one block of columns at a time (each
+        # holds whole columns: its means are its own, refined in place).
+        C.mean = np.zeros(m)
+        squares = 0.0
+
+        def centred_columns():
+            nonlocal squares
+            for cols, block in C.dense_blocks(axis=1, at_least=n, centre=False):
+                squares += float(np.einsum("ij,ij->", block, block))
+                mean = block.mean(axis=0)
+                mean += (block - mean).mean(axis=0)
+                C.mean[cols] = mean
+                yield (block - mean).T
+
+        R = _stacked_r(centred_columns(), n)
+        norm = float(np.sqrt(squares))
+        # Xc.T = Q R, so Xc = R.T Q.T = U diag(S) V.T with U, S those of R.T:
+        # V.T = diag(1 / S) U.T Xc for the directions with variance, to a
+        # precision that degrades as S falls; one Rayleigh-Ritz step in their
+        # span restores it (and orthonormal rows).
+        U, S, _ = np.linalg.svd(R.T)
+        r = int(np.count_nonzero(S[: min(n_axes, k)] > eps * max(n, m) * norm))
+        Vt = np.zeros((r, m))
+        for cols, block in C.dense_blocks(axis=1, at_least=n):
+            Vt[:, cols] = (U[:, :r].T @ block) / S[:r, None]
+        Q = np.linalg.qr(Vt.T)[0]
+        XcQ = np.zeros((n, r))
+        for cols, block in C.dense_blocks(axis=1, at_least=n):
+            XcQ += block @ Q[cols]
+        _, S, Wt = np.linalg.svd(XcQ, full_matrices=False)
+        Vt = Wt @ Q.T
     else:
-        Xc = (X.toarray() if sp.issparse(X) else X) - mean
-        U, S, Vt = np.linalg.svd(Xc, full_matrices=False)
-        U, S, Vt = U[:, :r], S[:r], Vt[:r]
-    U, Vt = svd_flip(U, Vt, u_based_decision=False)
-    # Directions without variance carry no coordinate: zero them, so that
-    # they neither reach the simplex nor amplify rounding noise.
-    keep = S > S[:1].max(initial=0) * max(n, m) * np.finfo(dtype).eps
-    S = np.where(keep, S, 0)
+        C.mean, norm = C.sparse_statistics()
+        Q = check_random_state(random_state).standard_normal((m, sketch))
+        for _ in range(_POWER_ITERATIONS):
+            Q = np.linalg.qr(C.matmul(Q))[0]
+            Q = np.linalg.qr(C.rmatmul(Q))[0]
+        S, Vt = _rayleigh_ritz(C, Q)
+    r = min(n_axes, S.size)
+    S, Vt = S[:r], _fix_signs(Vt[:r])
+    # Rounding leaves every direction some variance, up to about eps times
+    # the size of the (uncentred) data: below that, none is real.
+    keep = S > eps * max(n, m) * norm
     pad = n_axes - r
-    U = np.hstack([U * keep, np.zeros((n, pad), dtype=dtype)])
-    S = np.concatenate([S, np.zeros(pad, dtype=dtype)])
-    Vt = np.vstack([Vt * keep[:, None], np.zeros((pad, m), dtype=dtype)])
-    return U.astype(dtype, copy=False), S.astype(dtype), Vt.astype(dtype, copy=False)
+    S = np.concatenate([np.where(keep, S, 0), np.zeros(pad)])
+    Vt = np.vstack([Vt * keep[:, None], np.zeros((pad, m))])
+    return C.exponent, C.mean, S, Vt
 
 
 def _affine_coordinates(X, vertices):
@@ -208,7 +409,8 @@ class SimplexPLSA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         heads for zero, and EM's last, slow steps are what move the vertices
         out to the data's corners.
     random_state : int, RandomState instance or None, default=None
-        Seed of the PLSA start (and of ARPACK's start for sparse input).
+        Seed of the PLSA start (and of the randomized SVD used for large
+        input, see Notes).
     verbose : int, default=0
         Progress output of the PLSA step.
 
@@ -224,9 +426,13 @@ class SimplexPLSA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     mean_ : ndarray of shape (n_features,)
         Mean of the training data.
     principal_axes_ : ndarray of shape (svd_components, n_features)
-        The principal axes kept (right singular vectors), as rows.
+        The principal axes kept (right singular vectors), as rows; a row of
+        zeros for an axis without variance.
     singular_values_ : ndarray of shape (svd_components,)
-        Their singular values.
+        Their singular values (0 for an axis without variance).  For data
+        whose centered norm exceeds the largest float they overflow to
+        ``inf``: the model itself works on ``X`` scaled by a power of two and
+        is unaffected.
     transformation_ : ndarray of shape (svd_components + 1, svd_components + 1)
         ``T``; its last column is the normal of the simplex.
     loss_ : float
@@ -270,7 +476,52 @@ class SimplexPLSA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     * **New data.** ``transform`` applies the stored map to new rows and
       folds them in with the PLSA bases fixed.  A point far outside the
       training data can map to negative entries; those are clipped to zero
-      before the fold-in (its weights stay on the simplex).
+      before the fold-in (its weights stay on the simplex).  Its row is
+      divided by a power of two when its entries exceed one (exact, and the
+      fold-in does not depend on a row's scale), so that it fits the dtype;
+      a point whose image exceeds even the float64 range (e.g. ``1e10``
+      against training data at ``1e-300``) is refused by name.
+
+    Numerical behaviour:
+
+    * **One computation for every container.**  Dense, CSR and CSC input
+      (and C- or Fortran-ordered arrays) go through the same arithmetic on
+      the same numbers, so they give the same model and the same
+      ``transform`` (to the last bit), in float64 and in float32 (whose map
+      onto the simplex is computed in float64, the PLSA step in float32).
+      Sparse input is never densified: products with ``X`` use its canonical
+      CSR rows or CSC columns (a dense ``X`` is converted one block at a
+      time) and the exact SVD works on dense blocks of rows or columns.
+    * **SVD.**  When affordable (``n_samples * n_features * min(n_samples,
+      n_features)`` up to ``2**33``, or ``svd_components + 10`` at least half
+      of ``min(n_samples, n_features)``) the SVD is exact: the ``R`` factor
+      of a blockwise Householder QR of the centered data (of its transpose
+      when ``n_samples < n_features``), then the SVD of ``R`` (plus one
+      Rayleigh-Ritz step for the right vectors of wide data).  No Gram
+      matrix ``X.T @ X`` is formed, so no accuracy is lost to squaring: the
+      singular values are accurate to rounding of the largest one, where a
+      Gram matrix would lose those below ``sqrt(eps)`` times it (1.5e-8 in
+      float64).  Otherwise (both sides large and few axes, e.g. text) it is
+      a randomized range finder with power iterations, seeded by
+      ``random_state``, and a Rayleigh-Ritz step: accurate where the
+      spectrum has gaps, approximate within near-equal singular values.
+    * **Axes without variance.**  Directions whose singular value is below
+      ``eps * max(n_samples, n_features)`` times the Frobenius norm of ``X``
+      (``eps`` that of ``X``'s dtype) are rounding noise of the data: they
+      get a zero row in ``principal_axes_``, a zero singular value, and no
+      coordinate on the simplex.  Data without any variance (all zero,
+      constant, one sample) therefore give a valid model in which every
+      point is the centroid: every vertex is ``mean_``, every point maps to
+      the simplex's centroid and ``inverse_transform`` returns ``mean_``.
+    * **Magnitude.**  The decomposition is scale-equivariant: ``X * c`` has
+      ``components_ * c`` and the same weights.  It is computed on ``X``
+      divided by the power of two nearest its largest entry (exact in
+      floating point), so that data from subnormal magnitudes up to the
+      largest float work without overflow or underflow; ``X * 2**k`` gives
+      the model of ``X`` exactly, with ``components_ * 2**k``.  Only
+      vertices that cannot be represented are refused: data so close to the
+      end of the float range that the simplex enclosing them reaches beyond
+      it raise a ``ValueError`` asking to scale ``X`` down.
 
     References
     ----------
@@ -335,19 +586,53 @@ class SimplexPLSA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
             reset=reset,
         )
 
+    def _axis_coordinates(self, X):
+        """Whitened coordinates ``U`` of ``X`` on the principal axes (float64)."""
+        projections = _Centred(X, self._exponent, self._mean).matmul(self._axes.T)
+        S = self._singular_values
+        return np.divide(projections, S, out=np.zeros_like(projections), where=S > 0)
+
     def _to_simplex(self, X):
-        """Steps 1, 2 and 4-7 with the fitted map: rows on the standard simplex."""
-        Xc_axes = X @ self.principal_axes_.T - self.mean_ @ self.principal_axes_.T
-        S = self.singular_values_
-        U = np.divide(Xc_axes, S, out=np.zeros_like(Xc_axes), where=S > 0)
-        B = U @ self.transformation_[:, :-1].T
+        """Steps 1, 2 and 4-7 with the fitted map: rows on the standard simplex.
+
+        In float64, whatever the dtype of ``X``.
+        """
+        B = self._axis_coordinates(X) @ self._rotation[:, :-1].T
         return (B - self._b_mean + 1 / B.shape[1] - self._low) / self._scale
 
     def _from_simplex(self, P):
-        """Steps 9 and 10: map points of the standard simplex back to data space."""
+        """Steps 9 and 10: map points of the standard simplex back to data space.
+
+        In float64; may overflow to infinity for data near the float range.
+        """
         B = P * self._scale + self._low - 1 / P.shape[1] + self._b_mean
-        U = B @ self.transformation_[:, :-1]
-        return (U * self.singular_values_) @ self.principal_axes_ + self.mean_
+        U = B @ self._rotation[:, :-1]
+        Xc = (U * self._singular_values) @ self._axes
+        with np.errstate(over="ignore"):
+            return np.ldexp(Xc + self._mean, self._exponent)
+
+    def _simplex_points(self, X, rescale_rows):
+        """``_to_simplex(X)`` clipped at zero, in the dtype of the PLSA model.
+
+        ``rescale_rows``: a point far outside the training data maps to
+        large entries; its row is then divided by a power of two (exact, and
+        ignored by the fold-in) so that it fits the dtype.
+        """
+        P = np.maximum(self._to_simplex(X), 0)
+        if rescale_rows:
+            big = P.max(axis=1, initial=0)
+            exponent = np.where(big > 1, np.frexp(big)[1], 0)
+            P = np.ldexp(P, -exponent[:, None])
+        with np.errstate(over="ignore"):
+            P = P.astype(self.plsa_.components_.dtype)
+        if not np.all(np.isfinite(P)):
+            raise ValueError(
+                "Some rows of X lie too far from the training data (their "
+                "distance, in units of its spread, exceeds the float range): "
+                "they cannot be mapped onto the simplex. Check them for gross "
+                "errors, or refit on data that includes them."
+            )
+        return P
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -356,9 +641,8 @@ class SimplexPLSA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Real-valued data (negative entries allowed).  Sparse input is
-            centered implicitly, never densified (unless ``svd_components``
-            reaches ``min(n_samples, n_features)``).
+            Real-valued data (negative entries allowed), finite.  Sparse
+            input is never densified (see Notes).
         y : Ignored
             Not used, present for API consistency.
 
@@ -366,6 +650,14 @@ class SimplexPLSA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         -------
         self : object
             The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` contains NaN or infinity, if ``svd_components`` exceeds
+            ``n_features``, or if the simplex enclosing ``X`` has vertices
+            beyond the largest float (``X`` within a few times of it): the
+            message asks to scale ``X`` down.
         """
         X = self._validate_X(X, reset=True)
         n, m = X.shape
@@ -376,23 +668,24 @@ class SimplexPLSA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
                 "principal axis can be kept."
             )
         d = q + 1
-        self.mean_ = np.asarray(X.mean(axis=0), dtype=X.dtype).ravel()
-        U, S, Vt = _centered_svd(X, self.mean_, q, self.random_state)
-        self.principal_axes_ = Vt
-        self.singular_values_ = S
-        self.transformation_ = simplex_rotation(d).astype(X.dtype)
-        B = U @ self.transformation_[:, :-1].T
+        dtype = X.dtype
+        # Internally float64, on X * 2**-exponent (exact): no overflow or
+        # underflow whatever the magnitude of X.
+        exponent, mean, S, Vt = _centered_svd(X, q, self.random_state)
+        self._exponent, self._mean = exponent, mean
+        self._singular_values, self._axes = S, Vt
+        self._rotation = simplex_rotation(d)
+        B = self._axis_coordinates(X) @ self._rotation[:, :-1].T
         self._b_mean = B.mean(axis=0)
         shifted = B - self._b_mean + 1 / d
         low = shifted.min()
         scale = 1 - d * low
-        if not scale > np.finfo(X.dtype).eps:
+        if not (S > 0).any() or not scale > np.finfo(np.float64).eps:
             # No variance along the kept axes: every point is the centroid.
             low, scale = 0.0, 1.0
-        self._low = X.dtype.type(low)
-        self._scale = X.dtype.type(scale)
-        P = np.maximum((shifted - low) / scale, 0)
-        self.plsa_ = PLSI(
+        self._low, self._scale = float(low), float(scale)
+        P = np.maximum((shifted - low) / scale, 0).astype(dtype)
+        plsa = PLSI(
             n_components=self.n_components,
             init=self.init,
             max_iter=self.max_iter,
@@ -402,17 +695,35 @@ class SimplexPLSA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
-            self.plsa_.fit(P)
+            plsa.fit(P)
         for w in caught:
             # Said in this estimator's name: its max_iter and tol are the ones.
             warnings.warn(
                 f"{type(self).__name__}, PLSA step: {w.message}", w.category, 3
             )
-        self.components_ = self._from_simplex(self.plsa_.components_)
-        self.embedding_ = self.plsa_.embedding_
-        self.loss_ = self.plsa_.loss_
-        self.loss_history_ = self.plsa_.loss_history_
-        self.n_iter_ = self.plsa_.n_iter_
+        with np.errstate(over="ignore"):
+            components = self._from_simplex(plsa.components_).astype(dtype)
+        if not np.all(np.isfinite(components)):
+            hint = " or pass float64 data" if dtype == np.float32 else ""
+            raise ValueError(
+                f"The simplex enclosing X has vertices beyond the largest "
+                f"{dtype} ({np.finfo(dtype).max:.4g}): X lies too close to the "
+                "end of the float range for them to be represented. Scale X "
+                "down, e.g. by a power of two (exact; the model of X / 2**k is "
+                f"that of X with components_ / 2**k){hint}."
+            )
+        # The public attributes only once the model is known to be valid.
+        with np.errstate(over="ignore"):
+            self.mean_ = np.ldexp(mean, exponent).astype(dtype)
+            self.singular_values_ = np.ldexp(S, exponent).astype(dtype)
+        self.principal_axes_ = Vt.astype(dtype)
+        self.transformation_ = self._rotation.astype(dtype)
+        self.plsa_ = plsa
+        self.components_ = components
+        self.embedding_ = plsa.embedding_
+        self.loss_ = plsa.loss_
+        self.loss_history_ = plsa.loss_history_
+        self.n_iter_ = plsa.n_iter_
         return self
 
     def transform(self, X):
@@ -430,22 +741,37 @@ class SimplexPLSA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         -------
         X_new : ndarray of shape (n_samples, n_components)
             Non-negative weights; each row sums to one.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` contains NaN or infinity, or rows so far from the
+            training data (relative to its spread) that their image on the
+            simplex exceeds the float range.
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        return self.plsa_.transform(np.maximum(self._to_simplex(X), 0))
+        return self.plsa_.transform(self._simplex_points(X, rescale_rows=True))
 
     def inverse_transform(self, X):
         """Map simplex weights back to data space: ``X @ components_``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_components)
-            Weights, e.g. the output of ``transform``.
+        X : {array-like, sparse matrix} of shape (n_samples, n_components)
+            Weights, e.g. the output of ``transform`` (any real weights are
+            accepted: those summing to one give points of the affine hull
+            of ``components_``).
 
         Returns
         -------
         X_original : ndarray of shape (n_samples, n_features)
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not a finite numeric 2-D array with ``n_components``
+            columns.
         """
         check_is_fitted(self)
         return _reconstruct(X, self.components_)
@@ -490,7 +816,7 @@ class SimplexPLSA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        P = sp.csr_matrix(np.maximum(self._to_simplex(X), 0))
+        P = sp.csr_matrix(self._simplex_points(X, rescale_rows=False))
         P.eliminate_zeros()
         theta, phi = self.plsa_._topic_mixture(P)
         log_likelihood, _ = completion_log_likelihood(P, theta, phi)

@@ -1,6 +1,7 @@
 """SimplexPLSA (paper 004): the transformation T, enclosing simplexes, weights."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -10,9 +11,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_topicfac import PLSI, SimplexPLSA
+from sklearn_topicfac import PLSI, SimplexPLSA, _simplex
 from sklearn_topicfac._simplex import (
     _affine_coordinates,
+    _centered_svd,
     _simplex_basis,
     simplex_rotation,
 )
@@ -170,7 +172,7 @@ def test_sparse_input_centred_implicitly():
     dense = SimplexPLSA(**params).fit(X.toarray())
     for Xs in (X, sp.csc_matrix(X)):
         est = SimplexPLSA(**params).fit(Xs)
-        # ARPACK and LAPACK agree to rounding; signs are fixed by svd_flip.
+        # One computation for every container: the same axes and signs.
         assert_allclose(est.singular_values_, dense.singular_values_, rtol=1e-8)
         assert_allclose(est.principal_axes_, dense.principal_axes_, atol=1e-8)
         assert_allclose(est.components_, dense.components_, rtol=1e-5, atol=1e-6)
@@ -245,3 +247,284 @@ def test_bad_parameters_raise():
 def test_convergence_warning_names_this_estimator():
     with pytest.warns(ConvergenceWarning, match="SimplexPLSA, PLSA step: .*max_iter=2"):
         SimplexPLSA(n_components=3, max_iter=2).fit(X_TRIANGLE)
+
+
+# ------------------------------------- containers, magnitudes, degenerate data
+def _poisson(shape, seed=0):
+    return np.random.RandomState(seed).poisson(1, shape).astype(float)
+
+
+@pytest.mark.parametrize(
+    "X, svd_components",
+    [
+        (_poisson((60, 30)), None),  # more axes than ARPACK could give
+        (_poisson((60, 30)), 3),  # fewer axes than the smaller side
+        (_poisson((20, 50)), 4),  # wide: fewer samples than features
+        # Five equal singular values: any basis of their subspace is exact,
+        # only a shared computation picks the same one.
+        (np.tile(np.eye(6), (5, 1)), 4),
+    ],
+    ids=["tall-default", "tall-truncated", "wide-truncated", "degenerate"],
+)
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_same_model_whatever_the_container(X, svd_components):
+    # Dense input went through LAPACK's SVD, sparse through ARPACK on an
+    # implicitly centred operator: different axes, different models.
+    params = dict(
+        n_components=3, svd_components=svd_components, random_state=0, max_iter=300
+    )
+    ref = SimplexPLSA(**params).fit(X)
+    W = ref.transform(X)
+    for container in (sp.csr_matrix, sp.csc_matrix):
+        est = SimplexPLSA(**params).fit(container(X))
+        assert_allclose(est.principal_axes_, ref.principal_axes_, rtol=0, atol=1e-12)
+        assert_allclose(est.components_, ref.components_, rtol=0, atol=1e-10)
+        assert_allclose(est.transform(container(X)), W, rtol=0, atol=1e-10)
+        assert_allclose(est.embedding_, ref.embedding_, rtol=0, atol=1e-10)
+    # float32 stays float32, and is also the same model in every container.
+    X32 = X.astype(np.float32)
+    ref32 = SimplexPLSA(**params).fit(X32)
+    W32 = ref32.transform(X32)
+    assert ref32.components_.dtype == W32.dtype == np.float32
+    for container in (sp.csr_matrix, sp.csc_matrix):
+        est = SimplexPLSA(**params).fit(container(X32))
+        assert est.components_.dtype == np.float32
+        assert_allclose(est.components_, ref32.components_, rtol=0, atol=1e-5)
+        assert_allclose(est.transform(container(X32)), W32, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "X",
+    [
+        sp.csr_matrix((2, 2)),
+        np.zeros((3, 4)),
+        sp.csr_matrix(np.tile([0.0, 2.5, 0.0, -1.0], (5, 1))),
+        np.full((10, 3), 0.1),  # its computed mean is not exactly 0.1
+        np.array([[3.0, -1.0, 2.0]]),  # one sample
+    ],
+    ids=["zero-csr-2x2", "zero-dense", "constant-csr", "constant-0.1", "one-row"],
+)
+def test_data_without_variance_give_the_centroid_model(X):
+    est = SimplexPLSA(n_components=2, random_state=0).fit(X)
+    dense = X.toarray() if sp.issparse(X) else X
+    # Every point is the centroid: every vertex is the mean, the map onto
+    # the simplex sends every point to the simplex's centroid.
+    assert_array_equal(est.singular_values_, 0)
+    assert_array_equal(est.principal_axes_, 0)
+    assert_allclose(est.components_, np.tile(dense.mean(axis=0), (2, 1)), rtol=1e-15)
+    assert_allclose(est._to_simplex(X), 1 / est.transformation_.shape[0])
+    weights = est.transform(X)
+    assert np.all(np.isfinite(weights)) and np.all(weights >= 0)
+    assert_allclose(weights.sum(axis=1), 1, rtol=1e-12)
+    assert_allclose(est.inverse_transform(weights), dense, rtol=1e-15)
+    assert np.all(np.isfinite(est.loss_history_))
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("exponent", [1020, 1000, -1000, 120, -120])
+def test_magnitude_is_handled_exactly(exponent, sparse):
+    # The decomposition is scale-equivariant, and scaling by a power of two
+    # is exact in floating point: the model of X * 2**k is the model of X
+    # with components_ times 2**k, whatever k (within the float range).
+    X = np.random.RandomState(0).uniform(-1, 1, (8, 3))
+    c = 2.0**exponent
+    wrap = sp.csr_matrix if sparse else np.asarray
+    params = dict(n_components=3, random_state=0, max_iter=200)
+    ref = SimplexPLSA(**params).fit(wrap(X))
+    est = SimplexPLSA(**params).fit(wrap(X * c))
+    assert_array_equal(est.transform(wrap(X * c)), ref.transform(wrap(X)))
+    assert_array_equal(est.embedding_, ref.embedding_)
+    assert_array_equal(est.components_, ref.components_ * c)
+    assert_array_equal(est.mean_, ref.mean_ * c)
+    assert_array_equal(est.principal_axes_, ref.principal_axes_)
+    assert_array_equal(
+        est.inverse_transform(est.transform(wrap(X * c))),
+        ref.inverse_transform(ref.transform(wrap(X))) * c,
+    )
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_entries_near_the_float_maximum(sparse):
+    # Centering these overflowed (1.5e308 - (-1.2e308)): the SVD failed to
+    # converge, ARPACK could not start.  Not a power of two: the model
+    # matches the unscaled one up to rounding (and the order of the vertices,
+    # which rounding can swap).
+    X = np.random.RandomState(0).uniform(-1, 1, (8, 3))
+    wrap = sp.csr_matrix if sparse else np.asarray
+    params = dict(n_components=3, random_state=0, max_iter=200)
+    ref = SimplexPLSA(**params).fit(wrap(X))
+    for c in (1e307, 1.5e308):
+        est = SimplexPLSA(**params).fit(wrap(X * c))
+        assert np.all(np.isfinite(est.components_))
+        distances = np.linalg.norm(
+            est.components_[:, None] / c - ref.components_[None], axis=2
+        )
+        order = distances.argmin(axis=1)
+        assert sorted(order) == [0, 1, 2]
+        assert_allclose(est.components_ / c, ref.components_[order], atol=1e-6)
+        assert_allclose(
+            est.transform(wrap(X * c)), ref.transform(wrap(X))[:, order], atol=1e-6
+        )
+
+
+def test_vertices_beyond_the_float_range_are_refused_by_name():
+    # Points on a circle of radius 1.5e308: any triangle enclosing them has
+    # vertices 3e308 from the center, beyond the largest float.
+    angles = np.linspace(0, 2 * np.pi, 60, endpoint=False)
+    X = np.c_[np.cos(angles), np.sin(angles)] * 1.5e308
+    with pytest.raises(ValueError, match=r"largest float.*[Ss]cale X down"):
+        SimplexPLSA(n_components=3, svd_components=2, random_state=0).fit(X)
+
+
+def _edge_cases():
+    """Inputs that broke the SVD or produced non-finite models."""
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((12, 7))
+    X[3] = 0  # an empty row
+    X[:, 2] = 0  # an empty column
+    cases = [
+        (np.zeros((1, 1)), 1, None),
+        (np.zeros((2, 2)), 2, None),
+        (np.zeros((40, 40)), 3, 5),
+        (rng.standard_normal((1, 9)), 2, None),
+        (rng.standard_normal((9, 1)), 2, None),
+        (rng.standard_normal((30, 1)) * 1e-30, 4, None),
+        (X, 3, None),
+        (X, 3, 2),
+        (X * 1e300, 4, 7),
+        (X * 1e-300, 2, 1),
+        (rng.poisson(0.3, (40, 5)) * 1e30, 3, 2),
+        (rng.standard_normal((5, 40)) * 1e307, 2, 3),
+        (np.eye(4) * 1e-310, 2, None),  # subnormal entries
+    ]
+    for X, k, q in cases:
+        for dtype in (np.float64, np.float32):
+            if dtype == np.float32:
+                # Into the float32 range, keeping the magnitude's intent.
+                big = np.abs(X).max()
+                if big > 1e30 or 0 < big < 1e-30:
+                    X = X / big * (1e30 if big > 1 else 1e-30)
+            Xd = X.astype(dtype)
+            yield Xd, k, q
+            yield sp.csr_matrix(Xd), k, q
+
+
+def test_finite_model_for_every_finite_input():
+    for X, k, q in _edge_cases():
+        before = X.copy()
+        est = SimplexPLSA(
+            n_components=k, svd_components=q, random_state=0, max_iter=100
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(X)
+            W = est.transform(X)
+        where = f"{type(X).__name__} {X.shape} {X.dtype} k={k} q={q}"
+        for name, value in [
+            ("components_", est.components_),
+            ("embedding_", est.embedding_),
+            ("loss_history_", est.loss_history_),
+            ("transform", W),
+        ]:
+            assert np.all(np.isfinite(value)), f"{name} of {where}"
+        assert est.components_.dtype == W.dtype == X.dtype, where
+        assert_allclose(W.sum(axis=1), 1, rtol=1e-5, err_msg=where)
+        # EM never raises the PLSA objective; rounding may, by a few eps of
+        # its terms (the mapped rows, each summing to one).
+        h = est.loss_history_
+        size = np.maximum(np.abs(h[:-1]), np.abs(h[1:]))
+        slack = 50 * np.finfo(X.dtype).eps * (X.shape[0] + size)
+        assert np.all(np.diff(h) <= slack), f"loss rises: {where} {h}"
+        if sp.issparse(X):
+            assert (X != before).nnz == 0, where
+        else:
+            assert_array_equal(X, before, err_msg=where)
+
+
+def test_inverse_transform_validates_its_input():
+    est = SimplexPLSA(n_components=3, random_state=0, max_iter=20).fit(X_TRIANGLE)
+    weights = est.transform(X_TRIANGLE[:4])
+    assert_allclose(est.inverse_transform(weights.tolist()), weights @ est.components_)
+    bad = weights.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.inverse_transform(bad)
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        est.inverse_transform(bad)
+    with pytest.raises(ValueError, match="2D array"):
+        est.inverse_transform(weights[0])
+    with pytest.raises(ValueError):
+        est.inverse_transform([["a", "b", "c"]])
+
+
+def test_far_new_points():
+    X = np.random.RandomState(0).uniform(-1, 1, (30, 3))
+    new = np.array([[1e300, 0, 0], [-1e300, 1e300, 0], [0.1, 0.2, 0.3]])
+    est = SimplexPLSA(n_components=3, random_state=0, max_iter=100).fit(X)
+    weights = est.transform(new)
+    assert np.all(np.isfinite(weights)) and np.all(weights >= 0)
+    assert_allclose(weights.sum(axis=1), 1, rtol=1e-12)
+    # Trained at 1e-300, a point at 1e10 is 1e310 spreads away: its image on
+    # the simplex is beyond the float range, refused by name.
+    est = SimplexPLSA(n_components=3, random_state=0, max_iter=100).fit(X * 1e-300)
+    with pytest.raises(ValueError, match="too far from the training data"):
+        est.transform([[1e10, 0, 0]])
+
+
+@pytest.mark.parametrize("shape", [(200, 30), (30, 200)], ids=["tall", "wide"])
+def test_svd_accurate_without_squaring(shape):
+    # Singular values from 1 down to 1e-12 on data offset by 5: a Gram matrix
+    # X.T @ X would lose those below 1.5e-8 (and its centering X.T @ X - n
+    # mean mean.T the offset's digits); the QR of the centred blocks keeps
+    # them to rounding of the largest.
+    n, m = shape
+    k = min(n, m)
+    rng = np.random.RandomState(0)
+    left = np.linalg.qr(rng.standard_normal((n, k)))[0]
+    right = np.linalg.qr(rng.standard_normal((m, k)))[0]
+    X = left @ np.diag(np.logspace(0, -12, k)) @ right.T + 5.0
+    exponent, mean, S, Vt = _centered_svd(X, k - 1, 0)
+    _, S_ref, Vt_ref = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)
+    S = np.ldexp(S, exponent)
+    kept = S > 0
+    # Only what rounding of the data can make, eps * max(n, m) * ||X||_F
+    # (2e-11 here), is dropped.
+    r = int(kept.sum())
+    assert np.all(kept[:r]) and r >= k - 4 and np.all(S_ref[r : k - 1] < 1e-10)
+    assert_allclose(S[:r], S_ref[:r], rtol=0, atol=1e-14)
+    assert_allclose(np.ldexp(mean, exponent), X.mean(axis=0), rtol=4e-15)
+    V = Vt[kept]
+    assert_allclose(V @ V.T, np.eye(len(V)), atol=1e-13)
+    # Well-separated axes are the exact ones (signs aside).
+    assert_allclose(np.abs(np.sum(V[:10] * Vt_ref[:10], axis=1)), 1, atol=1e-12)
+
+
+def test_randomized_svd_for_large_input(monkeypatch):
+    # Input too large for the exact SVD (here: every input) gets a
+    # randomized one, seeded by random_state, still the same computation for
+    # every container.
+    monkeypatch.setattr(_simplex, "_EXACT_WORK", 0)
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((300, 3)) @ rng.standard_normal((3, 120)) * 10
+    X += 0.1 * rng.standard_normal((300, 120))
+    X[:, :5] = 0
+    params = dict(n_components=4, svd_components=3, random_state=0, max_iter=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = SimplexPLSA(**params).fit(X)
+        W = ref.transform(X)
+        for container in (sp.csr_matrix, sp.csc_matrix, np.asfortranarray):
+            est = SimplexPLSA(**params).fit(container(X))
+            assert_allclose(est.principal_axes_, ref.principal_axes_, atol=1e-13)
+            assert_allclose(est.components_, ref.components_, atol=1e-10)
+            assert_allclose(est.transform(container(X)), W, atol=1e-10)
+        # A clear spectral gap: the axes are the exact ones.
+        _, S_ref, Vt_ref = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)
+        assert_allclose(ref.singular_values_, S_ref[:3], rtol=1e-12)
+        assert_allclose(
+            np.abs(np.sum(ref.principal_axes_ * Vt_ref[:3], axis=1)), 1, atol=1e-12
+        )
+        # All zero: no variance, no error.
+        zero = SimplexPLSA(**params).fit(sp.csr_matrix((300, 120)))
+        assert_array_equal(zero.components_, 0)
