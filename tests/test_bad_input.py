@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _estimators import ALL_ESTIMATORS
 from sklearn.exceptions import DataConversionWarning
 
 from sklearn_topicfac import (
@@ -24,16 +25,7 @@ from sklearn_topicfac import (
     SimplexPLSA,
 )
 
-ALL = [
-    KLNMF,
-    NormalizedNMF,
-    PLSI,
-    JointNMF,
-    LDAVI,
-    GammaPoissonVI,
-    HybridNMFPLSI,
-    SimplexPLSA,
-]
+ALL = ALL_ESTIMATORS
 KL = [e for e in ALL if e is not SimplexPLSA]
 # Estimators whose custom start is a pair (W, H) of non-negative factors.
 CUSTOM_WH = [KLNMF, NormalizedNMF, PLSI, JointNMF, HybridNMFPLSI]

@@ -207,6 +207,7 @@ def test_simplex_score_is_the_cross_entropy_of_the_mapped_points():
 
 
 # ------------------------------------------------------- choosing k honestly
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["PLSI", "KLNMF", "LDAVI"], ids=lambda name: name)
 def test_grid_search_picks_the_true_number_of_topics(name):
     # The small case of examples/choosing_k.py: 5 true topics, 40,000 tokens
@@ -221,6 +222,7 @@ def test_grid_search_picks_the_true_number_of_topics(name):
     assert np.all(np.diff(scores[:3]) > 0), scores
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("truth", [10, 20])
 @pytest.mark.parametrize("name", ["PLSI", "KLNMF", "LDAVI"], ids=lambda name: name)
 def test_grid_search_picks_the_true_number_of_topics_on_the_larger_corpora(name, truth):
