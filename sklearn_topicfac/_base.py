@@ -164,9 +164,7 @@ def _reconstruct(X, components):
     """
     k = components.shape[0]
     try:
-        X = check_array(
-            X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32]
-        )
+        X = check_array(X, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32])
     except ValueError as exc:
         raise ValueError(
             f"inverse_transform expects a finite numeric array of shape "

@@ -66,10 +66,11 @@ wide margin while a real ascent step still fails.
 
 **Dense/CSR tolerance.**  The estimators built on ``_BaseTopicModel``
 convert dense input to CSR before any arithmetic, so the two forms agree to
-the last bit; ``SimplexPLSA`` takes the principal axes from LAPACK (dense)
-or ARPACK (sparse), which agree to rounding (``test_simplex.py`` asserts
-1e-8 on a well-separated spectrum).  A difference of a few eps in the data
-of an optimization moves its result by at most about ``sqrt(eps)``
+the last bit; so does ``SimplexPLSA``, whose SVD is one computation for
+every container (until issue 12 it took the axes from LAPACK for dense and
+ARPACK for sparse input, which gave different models).  The tolerance is
+what a legitimate rounding difference could cause.  A difference of a few
+eps in the data of an optimization moves its result by at most about ``sqrt(eps)``
 relative (the objective is flat to second order at its optimum), so
 ``sqrt(eps)`` (1.5e-8 in float64, 3.5e-4 in float32) is tight, yet a
 different model -- another rotation of the axes, another local optimum --
