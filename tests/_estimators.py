@@ -1,23 +1,14 @@
 """The eight estimators of the package, for tests that run on every one."""
 
-from sklearn_topicfac import (
-    KLNMF,
-    LDAVI,
-    PLSI,
-    GammaPoissonVI,
-    HybridNMFPLSI,
-    JointNMF,
-    NormalizedNMF,
-    SimplexPLSA,
-)
+import sklearn_topicfac as tf
 
 ALL_ESTIMATORS = [
-    KLNMF,
-    NormalizedNMF,
-    PLSI,
-    JointNMF,
-    LDAVI,
-    GammaPoissonVI,
-    HybridNMFPLSI,
-    SimplexPLSA,
+    tf.KLNMF,
+    tf.NormalizedNMF,
+    tf.PLSI,
+    tf.JointNMF,
+    tf.LDAVI,
+    tf.GammaPoissonVI,
+    tf.HybridNMFPLSI,
+    tf.SimplexPLSA,
 ]

@@ -14,21 +14,14 @@ import scipy.sparse as sp
 from _estimators import ALL_ESTIMATORS
 from sklearn.exceptions import DataConversionWarning
 
-from sklearn_topicfac import (
-    KLNMF,
-    LDAVI,
-    PLSI,
-    GammaPoissonVI,
-    HybridNMFPLSI,
-    JointNMF,
-    NormalizedNMF,
-    SimplexPLSA,
-)
-
 ALL = ALL_ESTIMATORS
-KL = [e for e in ALL if e is not SimplexPLSA]
+BY_NAME = {cls.__name__: cls for cls in ALL}
+KL = [e for e in ALL if e is not BY_NAME["SimplexPLSA"]]
 # Estimators whose custom start is a pair (W, H) of non-negative factors.
-CUSTOM_WH = [KLNMF, NormalizedNMF, PLSI, JointNMF, HybridNMFPLSI]
+CUSTOM_WH = [
+    BY_NAME[name]
+    for name in ("KLNMF", "NormalizedNMF", "PLSI", "JointNMF", "HybridNMFPLSI")
+]
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -91,7 +84,9 @@ def test_custom_start_of_another_dtype_is_converted_with_a_warning(Estimator):
         )
 
 
-@pytest.mark.parametrize("Estimator", [LDAVI, GammaPoissonVI], ids=_name)
+@pytest.mark.parametrize(
+    "Estimator", [BY_NAME["LDAVI"], BY_NAME["GammaPoissonVI"]], ids=_name
+)
 def test_variational_custom_start_must_be_positive(Estimator):
     with pytest.raises(ValueError, match="all zeros"):
         Estimator(3, init="custom").fit(_counts(), H=np.zeros((3, 9)))
