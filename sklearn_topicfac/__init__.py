@@ -1,23 +1,34 @@
 """sklearn-topicfac: KL-divergence topic factorizations as scikit-learn estimators.
 
-Every estimator minimizes the generalized Kullback-Leibler divergence between
-non-negative data ``X`` (documents x terms) and a low-rank model, and shares
-one set of update kernels (``sklearn_topicfac._kernels``) and one base class
-(``sklearn_topicfac._base``).
+The package reads in floors, each importing only the floors below it:
+
+- `kernels`: pure update functions (sparse products, divergences, updates);
+- `models`: the mathematics of each family behind one protocol;
+- `engine`: starts, the one fit loop, runners (memory, blocks, Dask),
+  online updates, moves;
+- `estimators`: the scikit-learn faces;
+- helpers: `metrics`, `inspection`, `datasets`, `out_of_core`,
+  `distributed` and the command line.
 """
 
-from ._hybrid import HybridNMFPLSI
-from ._joint import JointNMF
-from ._klnmf import KLNMF, NormalizedNMF
-from ._lda import LDAVI, GammaPoissonVI
-from ._plsi import PLSI
-from ._simplex import SimplexPLSA
+from .engine import IterationInfo, fit_callback
+from .estimators import (
+    KLNMF,
+    LDAVI,
+    PLSI,
+    GammaPoissonVI,
+    HybridNMFPLSI,
+    JointNMF,
+    NormalizedNMF,
+    SimplexPLSA,
+)
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "GammaPoissonVI",
     "HybridNMFPLSI",
+    "IterationInfo",
     "JointNMF",
     "KLNMF",
     "LDAVI",
@@ -25,4 +36,5 @@ __all__ = [
     "PLSI",
     "SimplexPLSA",
     "__version__",
+    "fit_callback",
 ]

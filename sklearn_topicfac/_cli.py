@@ -17,12 +17,15 @@ import numpy as np
 
 def _estimator_names():
     """The package's estimators by their public names (``__all__`` order)."""
+    from sklearn.base import BaseEstimator
+
     import sklearn_topicfac
 
     return tuple(
         name
         for name in sklearn_topicfac.__all__
-        if isinstance(getattr(sklearn_topicfac, name), type)
+        if isinstance(obj := getattr(sklearn_topicfac, name), type)
+        and issubclass(obj, BaseEstimator)
     )
 
 
@@ -565,57 +568,31 @@ class _ProgressBar:
         self.stream.flush()
 
 
-def _count_iterations(model, bar):
-    """Make ``model`` advance ``bar`` after each iteration of its fit loop."""
-    iterate = model._iterate
-
-    def counted(*args, **kwargs):
-        result = iterate(*args, **kwargs)
-        bar.update()
-        return result
-
-    # An instance attribute shadows the method for this fit only; the fit
-    # loop's choices depend on the class's method, which stays as it is.
-    model._iterate = counted
-
-
 @contextmanager
 def _progress(estimator, enabled, stream):
-    """Show a progress bar while ``estimator`` fits, when its loop can be seen.
+    """Show a progress bar while ``estimator`` fits, fed by the fit callback.
 
-    The package's fit loop calls ``_iterate`` once per iteration (an epoch
-    for LDAVI); HybridNMFPLSI runs that loop on the phase models it makes in
-    ``_phases``, so its bar counts up to ``2 * n_rounds * max_iter`` and
-    usually stops short of it.  LDAVI runs the loop once per start
-    (``n_init``) and once per split-merge move, so its bar counts up to
-    ``(n_init + split_merge) * max_iter`` and also usually stops short.
-    SimplexPLSA makes its PLSA model inside ``fit``: it shows no bar.
+    Every iteration of every run of the fit loop advances the bar (an epoch
+    for LDAVI).  HybridNMFPLSI runs the loop once per phase, so its bar
+    counts up to ``2 * n_rounds * max_iter`` and usually stops short of it;
+    LDAVI runs it once per start (``n_init``) and once per split-merge move,
+    so its bar counts up to ``(n_init + split_merge) * max_iter`` and also
+    usually stops short; SimplexPLSA's bar counts its PLSA step.
     """
-    if not enabled or not hasattr(estimator, "_iterate"):
+    from sklearn_topicfac import fit_callback
+
+    if not enabled:
         yield
         return
     max_iter = getattr(estimator, "max_iter", 0)
     runs = getattr(estimator, "n_init", 1) + getattr(estimator, "split_merge", 0)
-    hybrid = hasattr(estimator, "_phases")
-    total = 2 * estimator.n_rounds * max_iter if hybrid else runs * max_iter
+    n_rounds = getattr(estimator, "n_rounds", None)
+    total = 2 * n_rounds * max_iter if n_rounds else runs * max_iter
     bar = _ProgressBar(f"[{type(estimator).__name__}]", total, stream)
-    if hybrid:
-        make_phases = estimator._phases
-
-        def phases():
-            made = make_phases()
-            for _, phase in made:
-                _count_iterations(phase, bar)
-            return made
-
-        estimator._phases = phases
-    else:
-        _count_iterations(estimator, bar)
     try:
-        yield
+        with fit_callback(lambda info: bar.update()):
+            yield
     finally:
-        for name in ("_iterate", "_phases"):
-            vars(estimator).pop(name, None)
         bar.close()
 
 
@@ -640,10 +617,8 @@ def _make_estimator(name, args, n_features):
 
 def _document_topics(estimator, X):
     """``P(z|d)`` for the training documents, rows summing to one."""
-    from sklearn_topicfac.inspection import _doc_topic
-
-    if hasattr(estimator, "_topic_mixture"):
-        return _doc_topic(None, estimator, X)[0]
+    if hasattr(estimator, "topic_proportions"):
+        return np.asarray(estimator.topic_proportions(X), dtype=np.float64)
     W = np.asarray(estimator.transform(X), dtype=np.float64)
     sums = W.sum(axis=1, keepdims=True)
     return W / np.where(sums > 0, sums, 1)

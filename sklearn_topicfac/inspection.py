@@ -20,7 +20,9 @@ pandas and matplotlib are imported only by the functions that need them.
 import numpy as np
 import scipy.sparse as sp
 from sklearn.pipeline import Pipeline
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from ._validation import to_csr
 
 __all__ = [
     "TopTerms",
@@ -93,9 +95,11 @@ def _as_counts(head, X):
 def _doc_topic(head, estimator, X):
     """``P(z|d)`` of the documents ``X`` (rows sum to one) and their counts."""
     counts = _as_counts(head, X)
-    if hasattr(estimator, "_topic_mixture"):
-        Xv = estimator._validate_X(counts, reset=False)
-        theta, _ = estimator._topic_mixture(Xv)
+    if hasattr(estimator, "topic_proportions"):
+        theta = estimator.topic_proportions(counts)
+        Xv = to_csr(
+            check_array(counts, accept_sparse=("csr", "csc"), dtype=theta.dtype)
+        )
         return np.asarray(theta, dtype=np.float64), Xv
     # SimplexPLSA: its weights are on the simplex already.
     theta = np.asarray(estimator.transform(counts), dtype=np.float64)
@@ -317,7 +321,7 @@ def to_pyldavis(model, X, feature_names=None):
     ([8.0, 11.0, 11.0, 8.0], [9.0, 10.0, 10.0, 9.0])
     """
     head, estimator = _fitted_estimator(model)
-    if not hasattr(estimator, "_topic_mixture"):
+    if not hasattr(estimator, "topic_proportions"):
         raise TypeError(
             f"{type(estimator).__name__} does not model counts; pyLDAvis shows "
             "topic models of documents."

@@ -20,9 +20,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
-from ._completion import completion_log_likelihood
+from ._validation import to_csr
+from .kernels import completion_log_likelihood
 
 __all__ = [
     "aic",
@@ -597,17 +598,18 @@ def topic_diversity(components, *, n_top=25):
 # ------------------------------------------------- information criteria
 def _in_sample_fit(estimator, X):
     """Log-likelihood of ``X`` under ``estimator``'s fold-in, parameters, tokens."""
-    if not hasattr(estimator, "_topic_mixture"):
+    if not hasattr(estimator, "topic_proportions"):
         raise TypeError(
             f"{type(estimator).__name__} is not a topic model of count data "
             "from sklearn_topicfac; information criteria need one."
         )
     check_is_fitted(estimator)
-    X = estimator._validate_X(X, reset=False)
+    theta = estimator.topic_proportions(X)
+    X = to_csr(check_array(X, accept_sparse=("csr", "csc"), dtype=theta.dtype))
     n_words = float(np.sum(X.data, dtype=np.float64))
     if n_words == 0:
         raise ValueError("X contains no words (all entries are zero).")
-    theta, phi = estimator._topic_mixture(X)
+    phi = estimator.topic_word_distributions().astype(X.dtype, copy=False)
     k, m = phi.shape
     n_parameters = k * (m - 1) + X.shape[0] * (k - 1)
     log_likelihood, _ = completion_log_likelihood(X, theta, phi)

@@ -17,21 +17,17 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import load_example, planted_counts
+from _estimators import ALL_ESTIMATORS
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 from sklearn.exceptions import ConvergenceWarning
 
-import sklearn_topicfac
 from sklearn_topicfac import KLNMF, PLSI, JointNMF, NormalizedNMF, SimplexPLSA
-from sklearn_topicfac._completion import completion_split
+from sklearn_topicfac.kernels import completion_split
 
 choosing_k = load_example("choosing_k")
 
-COUNT_ESTIMATORS = [
-    getattr(sklearn_topicfac, name)
-    for name in sklearn_topicfac.__all__
-    if isinstance(getattr(sklearn_topicfac, name), type) and name != "SimplexPLSA"
-]
+COUNT_ESTIMATORS = [E for E in ALL_ESTIMATORS if E is not SimplexPLSA]
 
 
 # ------------------------------------------------------------------ the split
@@ -101,7 +97,7 @@ def _reference_score(est, X):
     """Split, fold in on the observed half with `transform`, score the rest."""
     seed = est.random_state if isinstance(est.random_state, int) else 0
     observed, held = completion_split(sp.csr_matrix(X), seed)
-    theta, phi = est._topic_mixture(observed)
+    theta, phi = est.topic_proportions(observed), est.topic_word_distributions()
     P = theta @ phi
     rows, cols = held.nonzero()
     return np.sum(held.data * np.log(P[rows, cols])) / held.sum()
@@ -126,7 +122,8 @@ def test_every_estimator_scores_by_the_same_definition(Estimator):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est = Estimator(n_components=3, random_state=0).fit(X)
-    theta, phi = est._topic_mixture(sp.csr_matrix(X))
+    theta = est.topic_proportions(sp.csr_matrix(X))
+    phi = est.topic_word_distributions()
     assert_allclose(theta.sum(axis=1), 1, rtol=1e-10)
     assert_allclose(phi.sum(axis=1), 1, rtol=1e-10)
     assert_allclose(est.score(X), _reference_score(est, X), rtol=1e-10)
@@ -196,7 +193,7 @@ def test_simplex_score_is_the_cross_entropy_of_the_mapped_points():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X)
-    P = np.maximum(est._to_simplex(X), 0)
+    P = np.maximum(est.simplex_map_.to_simplex(X), 0)
     Q = est.transform(X) @ est.plsa_.components_
     expected = np.sum(np.where(P > 0, P * np.log(np.where(P > 0, Q, 1)), 0)) / 300
     assert_allclose(est.score(X), expected, rtol=1e-8)

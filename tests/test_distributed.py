@@ -23,6 +23,9 @@ from sklearn.model_selection import GridSearchCV
 
 from sklearn_topicfac import KLNMF, LDAVI, PLSI, JointNMF, NormalizedNMF
 from sklearn_topicfac.distributed import fit_dask
+from sklearn_topicfac.engine.dask import DaskData, runner_for
+from sklearn_topicfac.engine.iterations import start
+from sklearn_topicfac.models import LDAModel, NormalizedNMFModel
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -218,7 +221,7 @@ def test_errors(client):
     with pytest.raises(ValueError, match=r"X.rechunk\(\{1: -1\}\)"):
         PLSI(n_components=2, init="random").fit(da.from_array(X.toarray(), chunks=50))
     with pytest.raises(ValueError, match="needs the whole matrix"):
-        PLSI(n_components=2, init="nndsvda").fit(_dask(X))
+        PLSI(n_components=2, init="kmeans").fit(_dask(X))
     with pytest.raises(ValueError, match="learning_method='batch'"):
         LDAVI(n_components=2, learning_method="online").fit(_dask(X))
     with pytest.raises(ValueError, match="checkpoint_every"):
@@ -227,6 +230,10 @@ def test_errors(client):
         warnings.simplefilter("error", ConvergenceWarning)
         with pytest.raises(ConvergenceWarning):
             PLSI(n_components=2, init="random", max_iter=2).fit(_dask(X))
+
+
+def _lda_model(k):
+    return LDAModel(np.full(k, 1 / k), 1 / k, 1e-3, 100)
 
 
 @pytest.mark.parametrize("n_steps", [1, 3])
@@ -238,21 +245,14 @@ def test_checkpoint_and_replay_rebuild_the_document_factors_exactly(
     # as in the test above): factors rebuilt from the client's checkpoint by
     # replaying the logged document steps equal the ones computed directly.
     # LDAVI's first E-step starts from a random draw and later ones from all
-    # ones, so the replay of step 1 must see the estimator as it was then.
-    from sklearn_topicfac._blockwise import block_starts
-    from sklearn_topicfac.distributed import runner_for
-
+    # ones, so the replay of step 1 must be told it was the first (``warm``).
     X = _dask(_corpus(n=300), rows=70)
-    est = Estimator(n_components=3, init="random", max_iter=5, tol=0, random_state=0)
-    runner = runner_for(X, client, checkpoint_every=100, callback=None)
-    H_raw, specs = block_starts(
-        est, runner.sizes, 60, runner.dtype, runner.total, None, None
-    )
-    H = est._prepare_start(np.zeros((0, 3)), H_raw)[1]
-    runner.start(est, specs, H_raw)
+    runner = runner_for(DaskData(X, client, checkpoint_every=100))
+    model = {NormalizedNMF: NormalizedNMFModel(), LDAVI: _lda_model(3)}[Estimator]
+    H = start(model, runner, "random", 3, 0, np.random.RandomState(0))
     scale = None
-    for _ in range(n_steps):
-        H, scale, _ = est._topic_update(H, runner.step(est, H, scale))
+    for step in range(n_steps):
+        H, scale = model.topic_step(H, runner.step(model, H, scale, step > 0))
     direct = client.gather(runner.states)
     runner._rebuild()
     assert runner.n_recoveries == 1

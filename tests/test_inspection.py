@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from _estimators import ALL_ESTIMATORS
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import make_pipeline
 
-import sklearn_topicfac
 from sklearn_topicfac import KLNMF, LDAVI, PLSI, HybridNMFPLSI, SimplexPLSA
 from sklearn_topicfac.inspection import (
     TopTerms,
@@ -34,11 +34,7 @@ DOCS = [
 X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]], dtype=float)
 NAMES = ["cat", "dog", "stock", "bond"]
 
-ESTIMATORS = [
-    getattr(sklearn_topicfac, name)
-    for name in sklearn_topicfac.__all__
-    if isinstance(getattr(sklearn_topicfac, name), type)
-]
+ESTIMATORS = ALL_ESTIMATORS
 
 
 def _fit(Estimator, data=X, k=2):
@@ -143,7 +139,8 @@ def test_pyldavis_export(Estimator):
     assert_array_equal(data["term_frequency"], X.sum(axis=0))
     assert data["vocab"].tolist() == NAMES
     # The distributions score() uses.
-    theta, phi = model._topic_mixture(sp.csr_matrix(X))
+    theta = model.topic_proportions(sp.csr_matrix(X))
+    phi = model.topic_word_distributions()
     assert_allclose(data["doc_topic_dists"], theta)
     assert_allclose(data["topic_term_dists"], phi)
 

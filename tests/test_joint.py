@@ -6,7 +6,8 @@ from _corpora import planted_counts as _planted
 from numpy.testing import assert_allclose
 
 from sklearn_topicfac import PLSI, JointNMF
-from sklearn_topicfac import _kernels as K
+from sklearn_topicfac import kernels as K
+from sklearn_topicfac.kernels import products
 
 
 def _normalized_start(X, k, seed=1):
@@ -92,13 +93,13 @@ def test_joint_updates_with_normalized_topics_are_plsi():
 def test_one_evaluation_of_wh_per_iteration(monkeypatch, normalize):
     X = _planted()
     calls = []
-    original = K.product_at_nonzeros
+    original = products.product_at_nonzeros
 
     def counting(*args, **kwargs):
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(K, "product_at_nonzeros", counting)
+    monkeypatch.setattr(products, "product_at_nonzeros", counting)
     counts = []
     for n_iter in (5, 6, 10):
         calls.clear()

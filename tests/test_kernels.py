@@ -7,7 +7,8 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
 
-from sklearn_topicfac import _kernels as K
+from sklearn_topicfac import kernels as K
+from sklearn_topicfac.kernels import products
 
 
 def _problem(n=30, m=25, k=4, density=0.3, dtype=np.float64, seed=0):
@@ -28,9 +29,9 @@ def _dense_kl(X, Y):
     return float(np.sum(X[mask] * np.log(X[mask] / Y[mask])) - X.sum() + Y.sum())
 
 
-@pytest.mark.parametrize("chunk", [K._CHUNK_ELEMENTS, 7, 64])
+@pytest.mark.parametrize("chunk", [products._CHUNK_ELEMENTS, 7, 64])
 def test_product_at_nonzeros_matches_dense(monkeypatch, chunk):
-    monkeypatch.setattr(K, "_CHUNK_ELEMENTS", chunk)
+    monkeypatch.setattr(products, "_CHUNK_ELEMENTS", chunk)
     X, W, H = _problem()
     X = sp.diags((np.arange(X.shape[0]) != 3).astype(float)) @ X  # empty row 3
     X = X.tocsr()
@@ -211,6 +212,6 @@ def test_ratio_at_nonzeros_memory_is_o_nnz():
     K.ratio_at_nonzeros(X, W, H)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    bound = 2 * 8 * K._CHUNK_ELEMENTS + 4 * 8 * X.nnz + 8 * m * k
-    assert X.nnz * k > 2 * K._CHUNK_ELEMENTS  # the cap is really exercised
+    bound = 2 * 8 * products._CHUNK_ELEMENTS + 4 * 8 * X.nnz + 8 * m * k
+    assert X.nnz * k > 2 * products._CHUNK_ELEMENTS  # the cap is really exercised
     assert peak < bound, f"peak {peak / 2**20:.1f} MiB > bound {bound / 2**20:.1f} MiB"

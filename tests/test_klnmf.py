@@ -8,7 +8,7 @@ from numpy.testing import assert_allclose
 from sklearn.decomposition import NMF
 
 from sklearn_topicfac import KLNMF, NormalizedNMF
-from sklearn_topicfac._kernels import kl_divergence
+from sklearn_topicfac.kernels import kl_divergence
 
 
 @pytest.mark.parametrize("sparse", [True, False])

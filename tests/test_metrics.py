@@ -382,7 +382,8 @@ def test_aic_bic_formulas():
     rng = np.random.default_rng(0)
     X = rng.poisson(2.0, size=(30, 12)).astype(float)
     est = KLNMF(n_components=3, random_state=0).fit(X)
-    theta, phi = est._topic_mixture(sp.csr_matrix(X))
+    theta = est.topic_proportions(sp.csr_matrix(X))
+    phi = est.topic_word_distributions()
     P = theta @ phi
     log_likelihood = np.sum(np.where(X > 0, X * np.log(np.where(X > 0, P, 1)), 0))
     p = 3 * (12 - 1) + 30 * (3 - 1)

@@ -19,7 +19,9 @@ from sklearn_topicfac import (
     JointNMF,
     NormalizedNMF,
 )
-from sklearn_topicfac._kernels import kl_divergence
+from sklearn_topicfac.engine import InMemoryRunner, start_topics
+from sklearn_topicfac.kernels import kl_divergence
+from sklearn_topicfac.models import PLSIModel
 from sklearn_topicfac.out_of_core import Blocks
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -113,7 +115,7 @@ def test_blocks_errors():
     ):
         PLSI(**KW).fit(Blocks(bad, block_size=50))
     with pytest.raises(ValueError, match="needs the whole matrix"):
-        PLSI(n_components=2, init="nndsvda").fit(Blocks(X))
+        PLSI(n_components=2, init="kmeans").fit(Blocks(X))
     with pytest.raises(ValueError, match="cannot be fitted block by block"):
         HybridNMFPLSI(n_components=2).fit(Blocks(X))
     with pytest.raises(ValueError, match="learning_method='batch'"):
@@ -136,7 +138,11 @@ def test_blocks_errors():
 
 # ------------------------------------------------------------- partial_fit
 def _fold_in_objective(model, X):
-    return kl_divergence(X, model._fold_in(X), model.components_)
+    # The count-scale fold-in, W @ H estimating X (transform for KLNMF;
+    # for the probabilistic estimators, P(z|d) times the document lengths).
+    W = model.topic_proportions(X) * np.asarray(X.sum(axis=1))
+    H = model.topic_word_distributions()
+    return kl_divergence(X, W, H)
 
 
 @pytest.mark.parametrize("Estimator", [KLNMF, NormalizedNMF, PLSI, JointNMF])
@@ -171,7 +177,8 @@ def test_partial_fit_is_stepwise_em():
     def expected_counts(H):
         ref = PLSI(n_components=3)
         ref.components_, ref.p_z_ = H, np.full(3, 1 / 3)
-        W = ref._fold_in(X)
+        # The count-scale fold-in: P(z|d) times the document lengths.
+        W = ref.transform(X) * np.asarray(X.sum(axis=1))
         R = X.multiply(1 / (W @ H)).tocsr()
         return H * np.asarray(R.T @ W).T
 
@@ -179,7 +186,8 @@ def test_partial_fit_is_stepwise_em():
         return A / A.sum(axis=1, keepdims=True)
 
     model = PLSI(n_components=3, random_state=0, learning_decay=1.0, learning_offset=1)
-    H0 = PLSI(n_components=3, random_state=0)._initialize(X, None, None)[1]
+    runner = InMemoryRunner(sp.csr_matrix(X))
+    H0 = start_topics(PLSIModel(), runner, "nndsvda", 3, random_state=0)
     model.partial_fit(X)
     H1 = model.components_.copy()
     assert_allclose(H1, rows_normalized(expected_counts(H0)), rtol=1e-6, atol=1e-15)

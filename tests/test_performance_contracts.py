@@ -17,7 +17,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import xlogy
 
 from sklearn_topicfac import KLNMF, PLSI, JointNMF, NormalizedNMF
-from sklearn_topicfac import _kernels as K
+from sklearn_topicfac import kernels as K
+from sklearn_topicfac.kernels import _parallel, products
 
 ESTIMATORS = [KLNMF, NormalizedNMF, JointNMF, PLSI]
 
@@ -45,12 +46,11 @@ def _factors(X, k=6, seed=1, dtype=np.float64):
 @pytest.fixture
 def many_small_units(monkeypatch):
     """Tiny work units and thresholds: every code path runs on small inputs."""
-    monkeypatch.setattr(K, "_CHUNK_ELEMENTS", 256)
-    monkeypatch.setattr(K, "_MIN_SLAB", 100)
-    monkeypatch.setattr(K, "_MIN_PARALLEL_WORK", 0)
+    monkeypatch.setattr(products, "_CHUNK_ELEMENTS", 256)
+    monkeypatch.setattr(products, "_MIN_SLAB", 100)
+    monkeypatch.setattr(_parallel, "MIN_PARALLEL_WORK", 0)
     # Threads even when the machine is busy: these tests are about results.
-    monkeypatch.setattr(K, "_BACKOFF_CALLS", 0)
-    monkeypatch.setattr(K, "_backoff", 0)
+    monkeypatch.setattr(_parallel.ThreadBudget, "BACKOFF_CALLS", 0)
 
 
 # ------------------------------------------------------------- the kernels
@@ -60,12 +60,12 @@ def many_small_units(monkeypatch):
 def test_sampled_product_matches_dense(
     many_small_units, monkeypatch, dtype, sort_rows, n_threads
 ):
-    monkeypatch.setattr(K, "_N_THREADS", n_threads)
+    monkeypatch.setattr(_parallel, "N_THREADS", n_threads)
     X = _lda_like(dtype=dtype)
     if sort_rows:
         X = X[np.argsort(np.diff(X.indptr), kind="stable")]
     W, H = _factors(X, dtype=dtype)
-    units = K._work_units(X.indptr, W.shape[1], X.dtype.itemsize)
+    units = products.work_units(X.indptr, W.shape[1], X.dtype.itemsize)
     # The units cover every stored entry once; with sorted rows, both slabs
     # and mixed blocks occur.
     covered = [(X.indptr[s], X.indptr[e]) for s, e, _ in units]
@@ -84,7 +84,7 @@ def test_sampled_product_matches_dense(
 def test_sorted_rows_form_slabs(many_small_units):
     X = _lda_like()
     X = X[np.argsort(np.diff(X.indptr), kind="stable")]
-    units = K._work_units(X.indptr, 6)
+    units = products.work_units(X.indptr, 6)
     slab_entries = sum(
         X.indptr[e] - X.indptr[s] for s, e, length in units if length > 0
     )
@@ -100,7 +100,7 @@ def test_results_do_not_depend_on_the_number_of_threads(many_small_units, monkey
     R = K.ratio_at_nonzeros(X, W, H)
     results = {}
     for n_threads in (1, 2, 5):
-        monkeypatch.setattr(K, "_N_THREADS", n_threads)
+        monkeypatch.setattr(_parallel, "N_THREADS", n_threads)
         results[n_threads] = (
             K.product_at_nonzeros(X, W, H),
             K.mu_update_w(R, W, H),
@@ -121,25 +121,27 @@ def test_results_do_not_depend_on_the_number_of_threads(many_small_units, monkey
 def test_busy_machine_fallback_changes_no_result(many_small_units, monkeypatch):
     # With the thread setting fixed, running serially (as after a slow
     # parallel call) gives bit-for-bit the results of running in parallel.
-    monkeypatch.setattr(K, "_N_THREADS", 3)
+    monkeypatch.setattr(_parallel, "N_THREADS", 3)
     X = _lda_like()
     W0, H0 = random_start(X, 4)
     W, H = _factors(X)
     R = K.ratio_at_nonzeros(X, W, H)
     results = []
     for backoff in (0, 10**9):
-        monkeypatch.setattr(K, "_backoff", backoff)
-        fit = KLNMF(4, init="custom", max_iter=5, tol=0).fit(X, W=W0, H=H0)
-        results.append(
-            (
-                K.mu_doc_step(X, W, H)[1],
-                K.transposed_product(W, R),
-                K.em_update_w(R, W, H),
-                K.kl_divergence_from_ratio(X, R, W, H),
-                fit.components_,
-                fit.loss_history_,
+        budget = _parallel.ThreadBudget()
+        budget.remaining = backoff
+        with _parallel.thread_budget(budget):
+            fit = KLNMF(4, init="custom", max_iter=5, tol=0).fit(X, W=W0, H=H0)
+            results.append(
+                (
+                    K.mu_doc_step(X, W, H)[1],
+                    K.transposed_product(W, R),
+                    K.em_update_w(R, W, H),
+                    K.kl_divergence_from_ratio(X, R, W, H),
+                    fit.components_,
+                    fit.loss_history_,
+                )
             )
-        )
     for threaded, serial in zip(*results, strict=True):
         assert_array_equal(threaded, serial)
 
@@ -147,19 +149,25 @@ def test_busy_machine_fallback_changes_no_result(many_small_units, monkeypatch):
 def test_threads_back_off_when_they_get_no_cpu(monkeypatch):
     import time
 
-    monkeypatch.setattr(K, "_N_THREADS", 2)
-    monkeypatch.setattr(K, "_MIN_PARALLEL_WORK", 0)
-    monkeypatch.setattr(K, "_backoff", 0)
-    assert K._n_threads(1) == 2
-    # Sleeping threads use no CPU: exactly what a busy machine looks like.
-    K._run_parallel([lambda: time.sleep(0.02)] * 2)
-    assert K._backoff == K._BACKOFF_CALLS
-    assert [K._n_threads(1) for _ in range(K._BACKOFF_CALLS)] == [1] * K._BACKOFF_CALLS
-    assert K._n_threads(1) == 2
+    monkeypatch.setattr(_parallel, "N_THREADS", 2)
+    monkeypatch.setattr(_parallel, "MIN_PARALLEL_WORK", 0)
+    calls = _parallel.ThreadBudget.BACKOFF_CALLS
+    budget = _parallel.ThreadBudget()
+    with _parallel.thread_budget(budget):
+        assert _parallel.n_threads(1) == 2
+        # Sleeping threads use no CPU: exactly what a busy machine looks like.
+        _parallel.run_parallel([lambda: time.sleep(0.02)] * 2)
+        assert budget.remaining == calls
+        assert [_parallel.n_threads(1) for _ in range(calls)] == [1] * calls
+        assert _parallel.n_threads(1) == 2
+    # Without a budget (a kernel called on its own) nothing is remembered:
+    # the kernels hold no state.
+    _parallel.run_parallel([lambda: time.sleep(0.02)] * 2)
+    assert _parallel.n_threads(1) == 2
 
 
 def test_threaded_kernels_leave_inputs_alone(many_small_units, monkeypatch):
-    monkeypatch.setattr(K, "_N_THREADS", 3)
+    monkeypatch.setattr(_parallel, "N_THREADS", 3)
     X = _lda_like()
     W, H = _factors(X)
     before = [a.copy() for a in (X.data, X.indices, X.indptr, W, H)]
@@ -178,15 +186,15 @@ def test_worker_errors_and_errstate_reach_the_caller():
     # The workers run in a copy of the caller's context: NumPy's errstate
     # applies there too, and their exceptions surface in the caller.
     with np.errstate(over="raise"), pytest.raises(FloatingPointError):
-        K._run_parallel([lambda: 1, overflow])
+        _parallel.run_parallel([lambda: 1, overflow])
     with np.errstate(over="ignore"):
-        assert K._run_parallel([lambda: 1, overflow]) == [1, np.inf]
+        assert _parallel.run_parallel([lambda: 1, overflow]) == [1, np.inf]
 
     def fail():
         raise KeyError("from a worker")
 
     with pytest.raises(KeyError, match="from a worker"):
-        K._run_parallel([lambda: 1, fail, lambda: 3])
+        _parallel.run_parallel([lambda: 1, fail, lambda: 3])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -195,7 +203,7 @@ def test_worker_errors_and_errstate_reach_the_caller():
 def test_fused_doc_step_equals_the_separate_kernels(
     many_small_units, monkeypatch, dtype, sort_rows, n_threads
 ):
-    monkeypatch.setattr(K, "_N_THREADS", n_threads)
+    monkeypatch.setattr(_parallel, "N_THREADS", n_threads)
     X = _lda_like(dtype=dtype)
     if sort_rows:
         X = X[np.argsort(np.diff(X.indptr), kind="stable")]
@@ -255,7 +263,7 @@ def test_threaded_fit_equals_single_threaded_fit(
     params = dict(n_components=4, init="custom", max_iter=10, tol=0)
     fits = []
     for n_threads in (1, 2):
-        monkeypatch.setattr(K, "_N_THREADS", n_threads)
+        monkeypatch.setattr(_parallel, "N_THREADS", n_threads)
         fits.append(Estimator(**params).fit(X, W=W0, H=H0))
     assert_allclose(fits[1].components_, fits[0].components_, rtol=1e-10)
     assert_allclose(fits[1].embedding_, fits[0].embedding_, rtol=1e-10)
@@ -326,7 +334,8 @@ def test_fit_memory_is_o_nnz_plus_factors(Estimator):
     tracemalloc.stop()
     # The sorted copy of X, a ratio and a model value per entry, a few
     # factor-sized temporaries, and the per-thread gather blocks.
-    bound = 4 * nnz_bytes + 8 * factor_bytes + 4 * K._N_THREADS * 8 * K._CHUNK_ELEMENTS
+    gathers = _parallel.N_THREADS * 8 * products._CHUNK_ELEMENTS
+    bound = 4 * nnz_bytes + 8 * factor_bytes + 4 * gathers
     assert peak < bound, f"peak {peak / 2**20:.1f} MiB > bound {bound / 2**20:.1f} MiB"
     assert bound < 0.05 * n * m * 8
 
@@ -337,8 +346,8 @@ def test_row_ranges_share_the_data_and_give_the_same_products():
     X = _lda_like()
     W, H = _factors(X)
     for r0, r1 in [(0, 10), (100, 180), (0, X.shape[0])]:
-        rows = K._row_range(X, r0, r1)
-        rows_t = K._row_range(X, r0, r1, transposed=True)
+        rows = products.row_range(X, r0, r1)
+        rows_t = products.row_range(X, r0, r1, transposed=True)
         for part in (rows, rows_t):
             assert np.shares_memory(part.data, X.data)
             assert np.shares_memory(part.indices, X.indices)

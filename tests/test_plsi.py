@@ -6,7 +6,7 @@ from _corpora import planted_counts as _planted
 from numpy.testing import assert_allclose
 
 from sklearn_topicfac import KLNMF, PLSI
-from sklearn_topicfac._kernels import normalize_columns, normalize_rows
+from sklearn_topicfac.kernels import normalize_columns, normalize_rows
 
 
 def _tempered_em_reference(X, p_z, p_d_z, p_w_z, beta, n_steps):

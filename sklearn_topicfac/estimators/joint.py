@@ -2,22 +2,13 @@
 
 from numbers import Real
 
-import numpy as np
-from scipy.special import xlogy
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import _BaseTopicModel, _OnlineMixin
-from ._kernels import (
-    em_topic_update,
-    em_update_w,
-    kl_divergence_from_ratio,
-    normalize_rows,
-    ratio_at_nonzeros,
-    transposed_product,
-)
+from ..models import JointNMFModel
+from ._base import StepwiseEM, TopicFactorization
 
 
-class JointNMF(_OnlineMixin, _BaseTopicModel):
+class JointNMF(StepwiseEM, TopicFactorization):
     """KL-NMF with normalized topics, both factors updated from one ratio.
 
     With the rows of ``H`` constrained to sum to one, the multiplicative
@@ -120,7 +111,7 @@ class JointNMF(_OnlineMixin, _BaseTopicModel):
     """
 
     _parameter_constraints: dict = {
-        **_OnlineMixin._parameter_constraints,
+        **StepwiseEM._parameter_constraints,
         "normalize": [StrOptions({"components", "both"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
     }
@@ -150,47 +141,17 @@ class JointNMF(_OnlineMixin, _BaseTopicModel):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _prepare_start(self, W, H):
+    def _check_params(self):
         if self.normalize == "both" and self.alpha > 0:
             raise ValueError(
                 "alpha > 0 has no effect with normalize='both' (the rows of W sum "
                 "to one, so the L1 penalty is constant); use normalize='components'."
             )
-        H, h = normalize_rows(H)
-        W = W * h[None, :]
-        if self.normalize == "both":
-            W = normalize_rows(W)[0]
-        return W, H
 
-    def _objective(self, X, R, W, H):
-        if self.normalize == "both":
-            # The model is diag(N_d) W H, and X / (diag(N_d) W H) = R / N_d:
-            # D(X || diag(N_d) W H) = D computed from R with W scaled by N_d,
-            # minus sum_d N_d log N_d.
-            n_d = np.asarray(X.sum(axis=1)).ravel()
-            shift = float(np.sum(xlogy(n_d, n_d), dtype=np.float64))
-            return kl_divergence_from_ratio(X, R, W * n_d[:, None], H) - shift
-        penalty = self.alpha * float(W.sum(dtype=np.float64))
-        return kl_divergence_from_ratio(X, R, W, H) + penalty
-
-    def _doc_step(self, X, W, H):
-        R = ratio_at_nonzeros(X, W, H)
-        if self.normalize == "both":
-            n_d = np.asarray(X.sum(axis=1)).ravel()
-            scale = np.where(n_d > 0, n_d, 1)[:, None]
-        else:
-            scale = 1 + self.alpha
-        stats = {"loss": self._objective(X, R, W, H), "WtR": transposed_product(W, R)}
-        return em_update_w(R, W, H) / scale, stats
-
-    def _topic_step(self, H, stats):
-        return em_topic_update(H, stats["WtR"]), None
-
-    def _fold_in(self, X):
-        # The base fold-in returns the unpenalized count-scale minimizer for
-        # fixed topics; the penalized one is that divided by 1 + alpha
-        # (Lemma 6.1 applied to the document subproblem).
-        return super()._fold_in(X) / (1 + self.alpha)
-
-    def _doc_output(self, W):
-        return normalize_rows(W)[0] if self.normalize == "both" else W
+    def _build_model(self):
+        return JointNMFModel(
+            self.normalize,
+            self.alpha,
+            fold_in_iter=self.max_iter,
+            fold_in_tol=self.tol,
+        )

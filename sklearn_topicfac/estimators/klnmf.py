@@ -1,16 +1,10 @@
 """KL-NMF by Lee-Seung multiplicative updates, plain and L1-normalized."""
 
-from ._base import _BaseTopicModel, _OnlineMixin, _ProbabilisticFactorsMixin
-from ._kernels import (
-    _nonzero,
-    mu_doc_step,
-    mu_topic_update,
-    normalize_rows,
-    transposed_product,
-)
+from ..models import KLNMFModel, NormalizedNMFModel
+from ._base import StepwiseEM, TopicFactorization
 
 
-class KLNMF(_OnlineMixin, _BaseTopicModel):
+class KLNMF(StepwiseEM, TopicFactorization):
     """Non-negative matrix factorization under the generalized KL divergence.
 
     Finds non-negative ``W`` (n_samples, n_components) and ``H``
@@ -123,28 +117,11 @@ class KLNMF(_OnlineMixin, _BaseTopicModel):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _doc_step(self, X, W, H):
-        # The ratio of the incoming state (its objective), the W half-step,
-        # and the ratio of the *updated* W that the topic half-step uses
-        # (alternating updates; this is what makes NMF differ from PLSI's
-        # joint EM), all from one pass over X.
-        R, W_new, R_new = mu_doc_step(X, W, H)
-        loss = self._objective(X, R, W, H)
-        return W_new, {
-            "loss": loss,
-            "WtR": transposed_product(W_new, R_new),
-            "w_sum": W_new.sum(axis=0),
-        }
-
-    def _topic_step(self, H, stats):
-        return mu_topic_update(H, stats["WtR"], stats["w_sum"]), None
-
-    def _online_topics(self, counts, w_sum):
-        # The multiplicative H update from averaged statistics.
-        return counts / _nonzero(w_sum)[:, None]
+    def _build_model(self):
+        return KLNMFModel(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
 
 
-class NormalizedNMF(_ProbabilisticFactorsMixin, KLNMF):
+class NormalizedNMF(KLNMF):
     """KL-NMF with L1 normalization after every half-step (Zhang, Ding & Tang, Alg. 3).
 
     The factorization is kept in the probabilistic form
@@ -222,20 +199,5 @@ class NormalizedNMF(_ProbabilisticFactorsMixin, KLNMF):
     1.0
     """
 
-    def _topic_step(self, H, stats):
-        # H is C (rows sum to one).  After the W half-step the document factor
-        # W splits as D diag(s) with s = its column sums; the topic half-step
-        # updates G = diag(s) C using D, then splits G into s' and C'.  The new
-        # document factor D diag(s') is W rescaled by s' / s.
-        s = stats["w_sum"]
-        s_safe = s + (s == 0)
-        G = mu_topic_update(
-            s_safe[:, None] * H, stats["WtR"] / s_safe[:, None], s / s_safe
-        )
-        C, s_new = normalize_rows(G)
-        return C, s_new / s_safe
-
-    def _online_topics(self, counts, w_sum):
-        # G = diag(s) C updated multiplicatively is C * (W^T R): normalized
-        # counts, as for PLSI.
-        return normalize_rows(counts)[0]
+    def _build_model(self):
+        return NormalizedNMFModel(fold_in_iter=self.max_iter, fold_in_tol=self.tol)

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import ndtri
 
-from ._kernels import product_at_nonzeros
+from .products import product_at_nonzeros
 
 # SplitMix64's finalizer (Steele, Lea & Flood, 2014): a bijection of 64-bit
 # words whose output bits are, to every statistical test, independent fair

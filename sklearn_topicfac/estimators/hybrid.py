@@ -1,19 +1,19 @@
 """Hybrid NMF/PLSI: alternate two algorithms for one objective (Ding, Li & Peng)."""
 
-import time
-import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
-from ._base import _BaseTopicModel, _ProbabilisticFactorsMixin
-from ._klnmf import KLNMF
-from ._plsi import PLSI
+from .. import engine
+from ..engine.phases import alternate
+from ..engine.starts import resolve_init
+from ..models import KLNMFModel, PLSIModel
+from ._base import TopicFactorization
 
 
-class HybridNMFPLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
+class HybridNMFPLSI(TopicFactorization):
     """Alternate KL-NMF and PLSI to convergence, each escaping the other's minimum.
 
     NMF (Lee & Seung's multiplicative updates) and PLSI (Hofmann's EM)
@@ -136,7 +136,7 @@ class HybridNMFPLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
     """
 
     _parameter_constraints: dict = {
-        **_BaseTopicModel._parameter_constraints,
+        **TopicFactorization._parameter_constraints,
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
     }
 
@@ -161,65 +161,40 @@ class HybridNMFPLSI(_ProbabilisticFactorsMixin, _BaseTopicModel):
         self.random_state = random_state
         self.verbose = verbose
 
-    # Two algorithms in turn, each to convergence: not one map-reduce loop.
+    # Two algorithms in turn, each to convergence: not one map-reduce loop
+    # from one start (the phases would run block-wise, but the default
+    # K-means start needs the whole matrix).
     _blockwise = False
 
-    # The fitted parametrization is PLSI's, so is the reading of the document
-    # factor as P(z|d) (with the prior P(z) for a document without words).
-    _doc_output = PLSI._doc_output
+    def _build_model(self):
+        # The fitted parametrization is PLSI's, so are the fold-in and the
+        # reading of the document factor as P(z|d).
+        return PLSIModel(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
 
     def _phases(self):
-        """The two algorithms of a round, configured with this estimator's
-        iteration limits; their hooks do the updates."""
-        common = dict(
-            n_components=self.n_components,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            verbose=max(self.verbose - 1, 0),
-        )
-        return (("NMF", KLNMF(**common)), ("PLSI", PLSI(**common)))
+        """The two algorithms of a round."""
+        fold_in = dict(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
+        return (("NMF", KLNMFModel(**fold_in)), ("PLSI", PLSIModel(**fold_in)))
 
     def _fit(self, X, W=None, H=None):
-        X = self._validate_X(X, reset=True)
-        W, H = self._initialize(X, W, H)
-        start = time.perf_counter()
-        history = [self._loss(X, W, H)]
-        phase_losses = [history[0]]
-        phase_n_iter = []
-        converged = False
-        n_rounds = 0
-        for n_rounds in range(1, self.n_rounds + 1):
-            round_start = phase_losses[-1]
-            for name, phase in self._phases():
-                # Only a rescaling between parametrizations: W @ H is kept.
-                W, H = phase._prepare_start(W, H)
-                W, H, phase_history, n_iter, _ = phase._run_iterations(X, W, H)
-                history.extend(phase_history[1:])
-                phase_losses.append(phase_history[-1])
-                phase_n_iter.append(n_iter)
-                if self.verbose:
-                    print(
-                        f"[{type(self).__name__}] round {n_rounds} {name:4s} "
-                        f"{n_iter:4d} iterations  objective {phase_losses[-1]:.6e}"
-                        f"  ({time.perf_counter() - start:.2f} s)"
-                    )
-            # The fit loop's rule, on whole rounds (a rise is no convergence).
-            if self._stopped([phase_losses[0], round_start, phase_losses[-1]]):
-                converged = True
-                break
-        if not converged and self.tol > 0:
-            warnings.warn(
-                f"{type(self).__name__} did not converge in n_rounds={self.n_rounds} "
-                f"rounds (tol={self.tol}); increase n_rounds or tol.",
-                ConvergenceWarning,
-                stacklevel=4,
+        runner = self._runner(X)
+        n, m = runner.shape
+        k = self.n_components
+        init = resolve_init(self.init, self._default_init, n, m, k)
+        model = self._build_model()
+        rng = check_random_state(self.random_state)
+        H = engine.start(model, runner, init, k, self.random_state, rng, W, H)
+        with engine.thread_budget():
+            result = alternate(
+                self._phases(), model, runner, H, self._settings(), self.n_rounds
             )
-        W, H = self._prepare_start(W, H)
-        self.n_iter_ = int(sum(phase_n_iter))
-        self.n_rounds_ = n_rounds
-        self.loss_history_ = np.asarray(history)
-        self.phase_losses_ = np.asarray(phase_losses)
-        self.phase_n_iter_ = np.asarray(phase_n_iter)
-        self.loss_ = float(phase_losses[-1])
-        self._set_fit_attributes(W, H)
-        return X
+        self._store_fit_result(
+            result.history, sum(result.phase_n_iter), result.converged, "n_rounds"
+        )
+        self.loss_ = float(result.phase_losses[-1])
+        self.n_rounds_ = result.n_rounds
+        self.phase_losses_ = np.asarray(result.phase_losses)
+        self.phase_n_iter_ = np.asarray(result.phase_n_iter)
+        self._set_fit_attributes(runner.rows(), result.H)
+        runner.close()
+        return runner

@@ -4,17 +4,11 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
-from ._base import _BaseTopicModel, _OnlineMixin, _ProbabilisticFactorsMixin
-from ._kernels import (
-    em_topic_update,
-    em_update_w,
-    normalize_rows,
-    ratio_at_nonzeros,
-    transposed_product,
-)
+from ..models import PLSIModel
+from ._base import StepwiseEM, TopicFactorization
 
 
-class PLSI(_ProbabilisticFactorsMixin, _OnlineMixin, _BaseTopicModel):
+class PLSI(StepwiseEM, TopicFactorization):
     """Probabilistic latent semantic indexing (Hofmann), fitted by EM.
 
     The aspect model
@@ -109,7 +103,7 @@ class PLSI(_ProbabilisticFactorsMixin, _OnlineMixin, _BaseTopicModel):
     """
 
     _parameter_constraints: dict = {
-        **_OnlineMixin._parameter_constraints,
+        **StepwiseEM._parameter_constraints,
         "beta": [Interval(Real, 0, 1, closed="right")],
     }
 
@@ -136,31 +130,8 @@ class PLSI(_ProbabilisticFactorsMixin, _OnlineMixin, _BaseTopicModel):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _doc_step(self, X, W, H):
-        R = ratio_at_nonzeros(X, W, H)
-        loss = self._objective(X, R, W, H)
-        if self.beta != 1:
-            # The tempered posterior is proportional to (W_dz H_zw) ** beta;
-            # the EM formulas keep their form on the powered factors.
-            W, H = W**self.beta, H**self.beta
-            R = ratio_at_nonzeros(X, W, H)
-        # Joint update: both factors use the posterior of the incoming state.
-        return em_update_w(R, W, H), {"loss": loss, "WtR": transposed_product(W, R)}
-
-    def _topic_step(self, H, stats):
-        if self.beta != 1:
-            H = H**self.beta
-        return em_topic_update(H, stats["WtR"]), None
-
-    def _online_counts(self, H, stats):
-        return super()._online_counts(H**self.beta if self.beta != 1 else H, stats)
-
-    def _doc_output(self, W):
-        theta, n_d = normalize_rows(W)
-        # A document without words carries no evidence: its P(z|d) is the
-        # prior P(z) of the training corpus.
-        theta[n_d == 0] = self.p_z_.astype(theta.dtype, copy=False)
-        return theta
+    def _build_model(self):
+        return PLSIModel(self.beta, fold_in_iter=self.max_iter, fold_in_tol=self.tol)
 
     def inverse_transform(self, X):
         """Map ``P(z|d)`` back to word distributions ``P(w|d) = P(z|d) @ P(w|z)``.

@@ -1,0 +1,363 @@
+"""The runner on a Dask cluster: blocks and their document factors on the workers.
+
+Each row block is validated and kept on a worker together with its own
+document factor.  One iteration sends the topics (``k x n_features``) to
+every worker, runs each block's document step where the block lives, sums
+the blocks' topic statistics on each worker, and brings one sum per worker
+back to the client, which updates the topics.  Communication per iteration
+is therefore ``O(k x n_features)`` per worker, independent of the number of
+documents.
+
+Surviving the loss of a worker: a block's data is recomputed from the dask
+array's graph, and a block's document factor is either replicated (every
+``checkpoint_every`` iterations the factors are copied here) or recomputed
+from the last copy by replaying the document steps since then (the topics
+of those iterations are kept until the next checkpoint).
+
+Dask is an optional dependency, imported only when a dask array is fitted.
+"""
+
+from operator import attrgetter, getitem
+
+import numpy as np
+
+from .runners import (
+    LocalRunner,
+    doc_task,
+    entries_task,
+    finish_task,
+    map_task,
+    start_task,
+    stats_nbytes,
+    sum_stats,
+)
+from .sources import Blocks, prepare_block
+
+# A fit retries an iteration this many times after losing workers.
+_MAX_RECOVERIES = 3
+# Seconds to wait for a worker to be back before retrying.
+_WORKER_TIMEOUT = 60
+
+
+def _lost_worker_errors():
+    from concurrent.futures import CancelledError
+
+    from distributed.comm.core import CommClosedError
+    from distributed.scheduler import KilledWorker
+
+    return (CancelledError, KilledWorker, CommClosedError)
+
+
+def _check_dask_array(X):
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (documents x terms), got {X.ndim}-D.")
+    if X.numblocks[1] != 1:
+        raise ValueError(
+            f"X is chunked along the columns ({X.numblocks[1]} column chunks); a "
+            "block-wise fit needs whole rows in each block: use "
+            "X.rechunk({1: -1})."
+        )
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError(
+            "X has unknown chunk sizes; call X.compute_chunk_sizes() first."
+        )
+
+
+def active_client():
+    try:
+        from distributed import get_client
+    except ImportError:
+        return None
+    try:
+        return get_client()
+    except ValueError:
+        return None
+
+
+class DaskData:
+    """A dask array to fit, with the options of a fit on a cluster.
+
+    What `sklearn_topicfac.distributed.fit_dask` passes to ``fit``; a plain
+    dask array is fitted with the active client and the defaults.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+        Chunked by rows only.
+    client : distributed.Client, default=None
+        The client to run on; by default the active one (none: the blocks
+        are fitted out-of-core in this process).
+    checkpoint_every : int, default=10
+        Iterations between copies of the document factors.
+    callback : callable, default=None
+        Called as ``callback(iteration, objective)`` after every iteration
+        (``objective``: the documents' part of the objective).
+    """
+
+    def __init__(self, X, client=None, checkpoint_every=10, callback=None):
+        self.X = X
+        self.client = client
+        self.checkpoint_every = checkpoint_every
+        self.callback = callback
+
+
+def runner_for(data):
+    """The runner for a dask array (or `DaskData`): on the cluster, or here."""
+    if not isinstance(data, DaskData):
+        data = DaskData(data)
+    X, checkpoint_every, callback = data.X, data.checkpoint_every, data.callback
+    _check_dask_array(X)
+    client = data.client or active_client()
+    if client is None:
+        blocks = X.to_delayed().ravel()
+        # No cluster: the blocks are computed one at a time, here.
+        return LocalRunner(Blocks(lambda: (b.compute() for b in blocks)))
+    return DaskRunner(X, client, checkpoint_every, callback)
+
+
+def map_row_blocks(function, X, n_columns):
+    """``function`` (e.g. a fitted ``transform``) on every row block: lazy."""
+    _check_dask_array(X)
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    return X.map_blocks(
+        function,
+        dtype=dtype,
+        chunks=(X.chunks[0], (n_columns,)),
+        meta=np.empty((0, 0), dtype=dtype),
+    )
+
+
+class DaskRunner:
+    """Blocks and their document factors on the workers of a dask cluster."""
+
+    def __init__(self, X, client, checkpoint_every, callback):
+        self.client = client
+        self.shape = tuple(int(s) for s in X.shape)
+        self.sizes = [int(c) for c in X.chunks[0]]
+        self.dtype = np.dtype(np.float32 if X.dtype == np.float32 else np.float64)
+        self.checkpoint_every = checkpoint_every
+        self.callback = callback
+        self.iteration = 0
+        self.n_recoveries = 0
+        self.n_bytes = []
+        bounds = np.concatenate([[0], np.cumsum(self.sizes)]).tolist()
+        raw = client.compute(list(X.to_delayed().ravel()))
+        m = self.shape[1]
+        self.blocks = [
+            client.submit(prepare_block, r, self.dtype, m, a, b, i)
+            for i, (r, a, b) in enumerate(
+                zip(raw, bounds[:-1], bounds[1:], strict=True)
+            )
+        ]
+        # Only the prepared blocks are kept: the raw ones are released (a lost
+        # prepared block is recomputed from the dask array's graph).
+        del raw
+
+    def describe(self):
+        return f"{len(self.sizes)} blocks on {len(self._workers())} workers"
+
+    def _workers(self):
+        return list(self.client.nthreads())
+
+    def _by_worker(self, futures):
+        """Futures grouped by the worker holding their block."""
+        where = self.client.who_has(self.blocks)
+        groups = {}
+        for block, future in zip(self.blocks, futures, strict=True):
+            holders = where.get(block.key) or ("any",)
+            groups.setdefault(holders[0], []).append(future)
+        return groups
+
+    def _reduce(self, futures):
+        """Sum statistics on each worker, then the workers' sums here."""
+        partials = []
+        for worker, group in self._by_worker(futures).items():
+            # Where the blocks are, if that worker is still there.
+            kwargs = {}
+            if worker != "any":
+                kwargs = {"workers": [worker], "allow_other_workers": True}
+            partials.append(self.client.submit(sum_stats, *group, pure=False, **kwargs))
+        parts = self.client.gather(partials)
+        return sum_stats(*parts), parts
+
+    def total(self):
+        totals = [self.client.submit(attrgetter("total"), b) for b in self.blocks]
+        return float(sum(self.client.gather(totals)))
+
+    def _put(self, A):
+        """``A`` on the cluster as the result of a task, not scattered data.
+
+        A task that holds ``A`` as its argument can be rerun, so the topics
+        survive the loss of the workers that held them (scattered data
+        cannot be recomputed, and a broadcast scatter can wait forever on a
+        worker that just died).  The workers fetch it from each other.
+        """
+        return self.client.submit(_same, A, pure=False)
+
+    def row_product(self, Q):
+        """``X @ Q`` (rows in input order): a product per block, gathered here."""
+        Q_f = self._put(Q)
+        parts = [
+            self.client.submit(_row_product, b, Q_f, pure=False) for b in self.blocks
+        ]
+        return np.concatenate(self.client.gather(parts))
+
+    def col_product(self, Y):
+        """``X.T @ Y``: a product per block with its rows of ``Y``, summed."""
+        bounds = np.concatenate([[0], np.cumsum(self.sizes)])
+        parts = [
+            self.client.submit(_col_product, b, Y[start:stop], pure=False)
+            for b, start, stop in zip(self.blocks, bounds[:-1], bounds[1:], strict=True)
+        ]
+        return sum(self.client.gather(parts))
+
+    def matrix(self):
+        return LocalRunner.matrix(self)
+
+    def start(self, model, specs, H_raw):
+        H_f = self._put(H_raw)
+        self.states = [
+            self.client.submit(start_task, model, b, H_f, spec, pure=False)
+            for b, spec in zip(self.blocks, specs, strict=True)
+        ]
+        self._checkpoint()
+
+    def _checkpoint(self):
+        """Keep a copy of the document factors here; reset the replay log.
+
+        The copy is what a lost block's factor is rebuilt from (then the
+        document steps since are replayed with the logged topics).
+        """
+        self._saved = self._recovering(lambda: self.client.gather(self.states))
+        self._log = []
+
+    def _rebuild(self):
+        """After losing a worker: factors from the checkpoint, steps replayed."""
+        client = self.client
+        self.n_recoveries += 1
+        states = [self._put(W) for W in self._saved]
+        for entry in self._log:
+            if entry[0] == "step":
+                results = self._doc_steps(*entry[1:], states)
+                states = [client.submit(getitem, r, 0) for r in results]
+            else:
+                states = self._mapped(*entry[1:], states)
+        self.states = states
+
+    def _doc_steps(self, model, H, scale, warm, states):
+        """Submit every block's document step: futures of ``(W, stats)``."""
+        H_f = self._put(H)
+        return [
+            self.client.submit(doc_task, model, b, W, H_f, scale, warm, pure=False)
+            for b, W in zip(self.blocks, states, strict=True)
+        ]
+
+    def _mapped(self, model, H_raw, states):
+        H_f = self._put(H_raw)
+        return [
+            self.client.submit(map_task, model, b, W, H_f, pure=False)
+            for b, W in zip(self.blocks, states, strict=True)
+        ]
+
+    def _recovering(self, run):
+        """``run()``, rebuilding the factors and retrying if a worker was lost.
+
+        Errors raised by the tasks themselves (bad data in a block, ...)
+        are not retried: they reach the caller as they are.
+        """
+        for attempt in range(_MAX_RECOVERIES + 1):
+            try:
+                return run()
+            except _lost_worker_errors():
+                if attempt == _MAX_RECOVERIES:
+                    raise
+                self.client.wait_for_workers(1, timeout=_WORKER_TIMEOUT)
+                self._rebuild()
+
+    def step(self, model, H, scale, warm):
+        client = self.client
+
+        def run():
+            results = self._doc_steps(model, H, scale, warm, self.states)
+            stats = [client.submit(getitem, r, 1) for r in results]
+            total, parts = self._reduce(stats)
+            return total, parts, [client.submit(getitem, r, 0) for r in results]
+
+        total, parts, self.states = self._recovering(run)
+        self._log.append(("step", model, H, scale, warm))
+        self.iteration += 1
+        self.n_bytes.append(
+            H.nbytes * len(self._workers())
+            + (0 if scale is None else scale.nbytes * len(self.blocks))
+            + sum(stats_nbytes(p) for p in parts)
+        )
+        if self.iteration % self.checkpoint_every == 0:
+            self._checkpoint()
+        if self.callback is not None:
+            self.callback(self.iteration, float(total["loss"]))
+        return total
+
+    def finish(self, model, H, scale):
+        """The last pass: the objective of the state, and ``W``'s column sums."""
+        client = self.client
+
+        def run():
+            H_f = self._put(H)
+            results = [
+                client.submit(finish_task, model, b, W, H_f, scale, pure=False)
+                for b, W in zip(self.blocks, self.states, strict=True)
+            ]
+            total, _ = self._reduce([client.submit(getitem, r, 0) for r in results])
+            return total, [client.submit(getitem, r, 1) for r in results]
+
+        total, self.states = self._recovering(run)
+        self._checkpoint()
+        return total
+
+    def map_states(self, model, H_raw):
+        self.states = self._recovering(lambda: self._mapped(model, H_raw, self.states))
+        self._log.append(("map", model, H_raw))
+
+    def snapshot(self):
+        return list(self.states), self._saved, list(self._log)
+
+    def restore(self, snapshot):
+        states, self._saved, log = snapshot
+        self.states, self._log = list(states), list(log)
+
+    def entries(self, model, H, t):
+        """Topic ``t``'s entries, block by block, brought here."""
+        parts = [
+            self.client.submit(entries_task, model, b, W, H, t, pure=False)
+            for b, W in zip(self.blocks, self.states, strict=True)
+        ]
+        return self._recovering(lambda: self.client.gather(parts))
+
+    def rows(self):
+        """The final document factor, in input order: it comes here once."""
+        parts = [
+            self.client.submit(_unsorted, b, W, pure=False)
+            for b, W in zip(self.blocks, self.states, strict=True)
+        ]
+        return np.concatenate(self._recovering(lambda: self.client.gather(parts)))
+
+    def close(self):
+        # Dropping the futures releases their data on the workers (cancelling
+        # futures that share keys trips an assertion in the scheduler).
+        self.states = self.blocks = self._saved = self._log = None
+
+
+def _row_product(block, Q):
+    return block.unsort(block.X @ Q)
+
+
+def _col_product(block, Y):
+    return block.X.T @ block.sort(Y)
+
+
+def _unsorted(block, W):
+    return block.unsort(W)
+
+
+def _same(A):
+    return A

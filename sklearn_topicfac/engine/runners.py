@@ -1,0 +1,223 @@
+"""Runners: where the per-block work of an iteration is done.
+
+An iteration of every model is a map-reduce over row blocks: each block's
+``doc_step`` (new document factor, statistics summed over its documents),
+then one ``topic_step`` from the statistics summed over all blocks.  A runner
+holds the blocks' document factors (their *states*) and runs the map and
+the reduce; the fit loop (`engine.fit`) is the same for all of them:
+
+- `LocalRunner`: the blocks are read one at a time from a re-readable
+  source (`InMemory`, one block kept; `Blocks`, read once per pass); only
+  the document factor (``n_samples x k``) stays in memory;
+- `engine.dask.DaskRunner`: the blocks and their document factors stay on
+  the workers of a ``dask.distributed`` cluster.
+
+The functions below (``*_task``) are what runs per block, wherever the
+block is.  A runner also offers the passes a start needs (the sum of X, the
+products of X with dense matrices of a randomized SVD) and the gathering of
+per-block results that split-merge moves need.
+"""
+
+import numpy as np
+
+from .sources import InMemory
+
+
+# ------------------------------------------------------ tasks run per block
+def start_task(model, block, H_raw, spec):
+    """The start of one block's document factor, in the block's sorted order.
+
+    ``spec`` is ``("custom", W_rows)`` or ``("draw", kind, rng_state,
+    scale)``: the generator state at the block's first row, so that a start
+    drawn block by block equals the in-memory start drawn at once (and a
+    lost block's start can be drawn again).
+    """
+    if spec[0] == "custom":
+        W = spec[1]
+    else:
+        _, kind, rng_state, scale = spec
+        W = draw_rows(kind, rng_state, scale, block.X.shape[0], H_raw.shape[0])
+        W = W.astype(block.X.dtype, copy=False)
+    W = block.sort(W)
+    return model.prepare_start(W, H_raw)[0]
+
+
+def draw_rows(kind, rng_state, scale, n_rows, k):
+    """``n_rows`` rows of a random start from the generator state ``rng_state``."""
+    rng = np.random.RandomState()
+    rng.set_state(rng_state)
+    if kind == "normal":
+        return scale * np.abs(rng.standard_normal((n_rows, k)))
+    return rng.gamma(scale[0], scale[1], (n_rows, k))
+
+
+def doc_task(model, block, W, H, scale, warm):
+    """One block's document step: ``(new W, statistics)``."""
+    if scale is not None:
+        W = W * scale[None, :].astype(W.dtype, copy=False)
+    return model.doc_step(block.X, W, H, warm)
+
+
+def finish_task(model, block, W, H, scale):
+    """The last pass over a block: its objective and its final W (sorted order)."""
+    if scale is not None:
+        W = W * scale[None, :].astype(W.dtype, copy=False)
+    stats = {"loss": model.doc_loss(block.X, W, H), "w_sum": W.sum(axis=0)}
+    return stats, W
+
+
+def map_task(model, block, W, H_raw):
+    """A block's document factor mapped by ``model.prepare_start`` (phase switch)."""
+    return model.prepare_start(W, H_raw)[0]
+
+
+def entries_task(model, block, W, H, t):
+    """Topic ``t``'s entries in a block, with the rows numbered in the corpus."""
+    rows, columns, counts = model.topic_entries(block.X, W, H, t)
+    if block.order is not None:
+        rows = block.order[rows]
+    return rows + block.start, columns, counts
+
+
+def sum_stats(*parts):
+    """Add up statistics dicts (arrays and floats, key by key)."""
+    total = dict(parts[0])
+    for part in parts[1:]:
+        for key, value in part.items():
+            total[key] = total[key] + value
+    return total
+
+
+def stats_nbytes(stats):
+    return sum(getattr(v, "nbytes", 8) for v in stats.values())
+
+
+# ------------------------------------------------------------------ runners
+class LocalRunner:
+    """Blocks read one at a time in this process; ``W`` per block in memory.
+
+    ``source`` is `InMemory` or `Blocks`: read once per iteration (plus
+    once for the start and once at the end), never held whole unless it is
+    in memory already.
+    """
+
+    def __init__(self, source):
+        self.source = source
+        self.shape = source.shape
+        self.dtype = source.dtype
+        self.sizes = source.sizes
+        self.states = None
+
+    def describe(self):
+        return f"{len(self.sizes)} blocks, out-of-core"
+
+    def _blocks(self):
+        return self.source.prepared_blocks()
+
+    # ----------------------------------------------------------- starts
+    def total(self):
+        """The sum of X."""
+        return sum(block.total for block in self._blocks())
+
+    def row_product(self, Q):
+        """``X @ Q`` (rows in input order)."""
+        return np.concatenate([block.unsort(block.X @ Q) for block in self._blocks()])
+
+    def col_product(self, Y):
+        """``X.T @ Y``, summed over the blocks."""
+        total = None
+        for block in self._blocks():
+            part = block.X.T @ block.sort(Y[block.start : block.stop])
+            total = part if total is None else total + part
+        return total
+
+    def matrix(self):
+        """The whole of X, for starts that need it at once (K-means)."""
+        raise ValueError(
+            "init='kmeans' needs the whole matrix at once; a block-wise fit "
+            "(out-of-core or on Dask) supports init='random', 'nndsvda' or "
+            "'custom'."
+        )
+
+    def start(self, model, specs, H_raw):
+        self.states = [
+            start_task(model, block, H_raw, spec)
+            for block, spec in zip(self._blocks(), specs, strict=True)
+        ]
+
+    # ------------------------------------------------------- iterations
+    def step(self, model, H, scale, warm):
+        """Every block's document step; the statistics summed over blocks."""
+        total = None
+        for i, block in enumerate(self._blocks()):
+            W = self.states[i]
+            self.states[i], stats = doc_task(model, block, W, H, scale, warm)
+            total = stats if total is None else sum_stats(total, stats)
+        return total
+
+    def finish(self, model, H, scale):
+        """The last pass: the objective of the state, and ``W``'s column sums."""
+        parts, self.states = zip(
+            *(
+                finish_task(model, block, W, H, scale)
+                for block, W in zip(self._blocks(), self.states, strict=True)
+            ),
+            strict=True,
+        )
+        self.states = list(self.states)
+        return sum_stats(*parts)
+
+    def map_states(self, model, H_raw):
+        """Map every block's ``W`` by ``model.prepare_start(W, H_raw)``."""
+        self.states = [
+            map_task(model, block, W, H_raw)
+            for block, W in zip(self._blocks(), self.states, strict=True)
+        ]
+
+    def snapshot(self):
+        """The blocks' document factors (never modified in place: a list copy)."""
+        return list(self.states)
+
+    def restore(self, snapshot):
+        self.states = list(snapshot)
+
+    def entries(self, model, H, t):
+        """Topic ``t``'s entries over all blocks (see `LDAModel.topic_entries`)."""
+        return [
+            entries_task(model, block, W, H, t)
+            for block, W in zip(self._blocks(), self.states, strict=True)
+        ]
+
+    def rows(self):
+        """The final document factor, in input order."""
+        blocks = self._blocks()
+        return np.concatenate(
+            [block.unsort(W) for block, W in zip(blocks, self.states, strict=True)]
+        )
+
+    def close(self):
+        self.states = None
+
+
+class InMemoryRunner(LocalRunner):
+    """One validated in-memory matrix: the products of a start on X itself.
+
+    The products are those scikit-learn's ``randomized_svd`` makes on the
+    whole matrix, so the SVD start is scikit-learn's to the last bit.
+    """
+
+    def __init__(self, X):
+        super().__init__(InMemory(X))
+        self.X = X
+
+    # The progress lines of an in-memory fit say nothing about where it runs.
+    describe = None
+
+    def row_product(self, Q):
+        return self.X @ Q
+
+    def col_product(self, Y):
+        return self.X.T @ Y
+
+    def matrix(self):
+        return self.X

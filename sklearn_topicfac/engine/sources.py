@@ -1,0 +1,213 @@
+"""Where the documents come from: one matrix in memory, or row blocks.
+
+A fit runs on *prepared blocks*: validated CSR row blocks whose rows are
+sorted by length (which batches the sampled products), each knowing where
+its rows lie in the corpus.  `InMemory` is a whole matrix as one block;
+`Blocks` reads a corpus that does not fit in memory block by block, once per
+pass; the Dask runner (`engine.dask`) keeps the blocks on the workers.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_array
+
+from .._validation import check_data_values, length_order, to_csr, unsort_rows
+
+
+class PreparedBlock:
+    """One validated row block: CSR, rows sorted by length, and where it lies.
+
+    ``order`` maps the sorted rows back (``None`` when already sorted); the
+    document factor of a block is kept in the sorted order.
+    """
+
+    __slots__ = ("X", "order", "start", "stop")
+
+    def __init__(self, X, order, start, stop):
+        self.X = X
+        self.order = order
+        self.start = start
+        self.stop = stop
+
+    @property
+    def total(self):
+        """The sum of the block's entries (in float64)."""
+        return float(np.sum(self.X.data, dtype=np.float64))
+
+    def unsort(self, A):
+        """Rows of ``A`` (in the block's sorted order) back in input order."""
+        return unsort_rows(A, self.order)
+
+    def sort(self, A):
+        """Rows of ``A`` (in input order) in the block's sorted order."""
+        return A if self.order is None else A[self.order]
+
+
+def prepare_block(X, dtype, n_features, start, stop, index):
+    """Validate a raw block and make it a `PreparedBlock`.
+
+    Raises a ``ValueError`` naming the block (its index and rows) for a
+    block of the wrong shape, with negative values, NaN or infinity, or
+    values adding up to more than can be fitted without overflow.
+    """
+    where = f"block {index} (rows {start} to {stop - 1})"
+    try:
+        X = check_array(X, accept_sparse=("csr", "csc", "coo"), dtype=dtype)
+    except ValueError as exc:
+        raise ValueError(f"Invalid data in {where}: {exc}") from exc
+    if X.shape != (stop - start, n_features):
+        raise ValueError(
+            f"{where} has shape {X.shape}, expected ({stop - start}, {n_features}): "
+            "every block must hold its rows with all the columns."
+        )
+    check_data_values(X.data if hasattr(X, "tocsr") else X, where)
+    X = to_csr(X)
+    order = length_order(X)
+    if order is not None:
+        X = X[order]
+    return PreparedBlock(X, order, start, stop)
+
+
+class InMemory:
+    """A validated CSR matrix as one prepared block, kept for every pass.
+
+    ``X`` (in input order) is kept too: the SVD and K-means starts are
+    computed on it exactly as scikit-learn computes them.
+    """
+
+    def __init__(self, X):
+        self.X = X
+        self.shape = X.shape
+        self.dtype = X.dtype
+        self.sizes = [X.shape[0]]
+        order = length_order(X)
+        self.block = PreparedBlock(
+            X if order is None else X[order], order, 0, X.shape[0]
+        )
+
+    def prepared_blocks(self):
+        return [self.block]
+
+
+class Blocks:
+    """A corpus read in row blocks, for a block-wise (out-of-core) ``fit``.
+
+    Parameters
+    ----------
+    source : array-like, sparse matrix, memory map, sequence or callable
+        Where the rows come from:
+
+        - anything with ``shape`` and row slicing (a NumPy memory map, a
+          SciPy sparse matrix whose arrays are memory-mapped, an HDF5
+          dataset...): read ``block_size`` rows at a time;
+        - a sequence of blocks (arrays or sparse matrices), read in order;
+        - a callable returning an iterable of blocks, called once per pass
+          over the data (e.g. a function reading files one by one); it must
+          give the same blocks every time.
+    block_size : int, default=10_000
+        Rows per block when ``source`` is sliced.
+    dtype : {np.float64, np.float32}, default=None
+        Dtype of the fit.  By default float32 when the (first) block is
+        float32, else float64 -- as for an in-memory ``fit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import PLSI
+    >>> from sklearn_topicfac.out_of_core import Blocks
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.poisson(1.0, size=(60, 8))
+    >>> def read():                      # e.g. one file per block
+    ...     for start in range(0, 60, 20):
+    ...         yield X[start : start + 20]
+    >>> model = PLSI(n_components=2, init="random", max_iter=20, tol=0,
+    ...              random_state=0).fit(Blocks(read))
+    >>> model.components_.shape
+    (2, 8)
+    """
+
+    def __init__(self, source, *, block_size=10_000, dtype=None):
+        if not (isinstance(block_size, int | np.integer) and block_size >= 1):
+            raise ValueError(
+                f"block_size must be a positive integer, got {block_size}."
+            )
+        self.source = source
+        self.block_size = int(block_size)
+        sizes, n_features, first_dtype = self._survey()
+        if not sizes:
+            raise ValueError("The source gave no blocks: there is nothing to fit.")
+        self.sizes = sizes
+        self.shape = (int(sum(sizes)), n_features)
+        if dtype is None:
+            dtype = np.float32 if first_dtype == np.float32 else np.float64
+        if np.dtype(dtype) not in (np.float32, np.float64):
+            raise ValueError(f"dtype must be float32 or float64, got {dtype}.")
+        self.dtype = np.dtype(dtype)
+
+    def _sliced(self):
+        return hasattr(self.source, "shape") and not callable(self.source)
+
+    def raw_blocks(self):
+        """The blocks as the source gives them, in order."""
+        if self._sliced():
+            n = self.source.shape[0]
+            for start in range(0, n, self.block_size):
+                yield self.source[start : start + self.block_size]
+        elif callable(self.source):
+            yield from self.source()
+        else:
+            yield from self.source
+
+    def _survey(self):
+        sizes, n_features, dtype = [], None, None
+        if self._sliced():
+            if len(self.source.shape) != 2:
+                raise ValueError(
+                    f"The source must be 2-D (documents x terms), got shape "
+                    f"{self.source.shape}."
+                )
+            n, n_features = self.source.shape
+            sizes = [min(self.block_size, n - a) for a in range(0, n, self.block_size)]
+            return sizes, n_features, getattr(self.source, "dtype", None)
+        for i, block in enumerate(self.raw_blocks()):
+            shape = getattr(block, "shape", None) or np.shape(block)
+            if len(shape) != 2:
+                raise ValueError(f"Block {i} is not 2-D: shape {shape}.")
+            if n_features is None:
+                n_features = shape[1]
+                dtype = getattr(block, "dtype", None)
+            elif shape[1] != n_features:
+                raise ValueError(
+                    f"Block {i} has {shape[1]} columns, block 0 has {n_features}: "
+                    "every block must hold all the columns."
+                )
+            sizes.append(shape[0])
+        return sizes, n_features, dtype
+
+    def prepared_blocks(self):
+        """Validated CSR blocks (`PreparedBlock`), rows sorted by length."""
+        start = 0
+        count = 0
+        for i, raw in enumerate(self.raw_blocks()):
+            if i >= len(self.sizes):
+                raise ValueError(
+                    "The source gave more blocks than on its first pass; it must "
+                    "give the same blocks on every pass."
+                )
+            stop = start + self.sizes[i]
+            if not sp.issparse(raw):
+                raw = np.asarray(raw)
+            yield prepare_block(raw, self.dtype, self.shape[1], start, stop, i)
+            start = stop
+            count += 1
+        if count != len(self.sizes):
+            raise ValueError(
+                f"The source gave {count} blocks, {len(self.sizes)} on its first "
+                "pass; it must give the same blocks on every pass."
+            )
+
+    def __repr__(self):
+        return (
+            f"Blocks(shape={self.shape}, n_blocks={len(self.sizes)}, "
+            f"dtype={self.dtype.name})"
+        )

@@ -1,0 +1,286 @@
+"""Starts: the one place that decides where a fit starts.
+
+A start is the topics ``H`` (count scale, or the model's own for a custom
+or drawn start) and one *spec* per row block of the documents' start:
+``("custom", W_rows)`` or ``("draw", kind, generator state, scale)``.  The
+same plan serves a fit in memory (one block), out-of-core and on Dask, so a
+fit starts from the same point wherever its data lives:
+
+- ``"random"``: the model's draws (`TopicModel.random_start`), block by
+  block from the generator state at the block's first row;
+- ``"nndsvda"``: the non-negative double SVD of X, whose randomized SVD
+  needs only products of X with thin dense matrices: passes over the
+  blocks (`randomized_svd`), scikit-learn's algorithm and draws;
+- ``"kmeans"``: the smoothed K-means start, on the whole matrix (in memory);
+- ``"custom"``: the user's factors, validated.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import linalg
+from sklearn.cluster import KMeans
+from sklearn.preprocessing import normalize
+from sklearn.utils import check_random_state
+from sklearn.utils.extmath import svd_flip
+
+from .._validation import check_factor, check_start_arguments
+from ..kernels import normalize_rows
+
+# Shape and scale of the Gamma draws that start LDA's topics (lambda) and
+# documents (gamma): those of Hoffman's onlineldavb and of scikit-learn, so
+# that the same seed gives the same start.
+GAMMA_SHAPE = 100.0
+GAMMA_SCALE = 1.0 / GAMMA_SHAPE
+
+# Smoothing added to the K-means assignment indicator (Ding, Li & Peng, 2006):
+# a 0/1 start would pin most entries at zero under multiplicative updates.
+KMEANS_SMOOTHING = 0.2
+
+
+_NO_DOCUMENT_START = (
+    "LDAVI and GammaPoissonVI take no start for the documents (see the "
+    "E-step's start in their docstrings). Pass only H, the topics' lambda, "
+    "with init='custom'."
+)
+
+
+def resolve_init(init, default, n, m, k):
+    """``init``, with ``None`` read as ``default`` where feasible, else "random"."""
+    if init is None:
+        init = default
+        if k > (n if init == "kmeans" else min(n, m)):
+            init = "random"
+    if init == "nndsvda" and k > min(n, m):
+        raise ValueError(
+            f"init='nndsvda' needs n_components <= min(n_samples, "
+            f"n_features) = {min(n, m)}, got {k}; use init='random'."
+        )
+    if init == "kmeans" and k > n:
+        raise ValueError(
+            f"init='kmeans' needs n_components <= n_samples = {n} "
+            f"(one cluster per topic), got {k}; use init='random'."
+        )
+    return init
+
+
+def plan_start(model, runner, init, k, random_state, rng, W=None, H=None):
+    """The start of a fit: ``(H_raw, specs)``, one spec per block of ``runner``.
+
+    ``init`` is resolved already (see `resolve_init`).  ``random_state`` is
+    the estimator's parameter (seeding the SVD and K-means as scikit-learn
+    seeds them); ``rng`` the generator the random draws continue.  ``H_raw``
+    is in count scale (``model.prepare_start`` maps it), except for models
+    whose documents' start is drawn (LDA), where it is the model's topics.
+    """
+    if not getattr(model, "custom_documents", True) and W is not None:
+        raise ValueError(_NO_DOCUMENT_START)
+    check_start_arguments(init, W, H)
+    if init == "custom":
+        return _custom_start(model, runner, k, rng, W, H)
+    if init == "random":
+        return random_start(model, runner, k, rng)
+    if init == "kmeans":
+        W, H = kmeans_start(runner.matrix(), k, random_state)
+    else:
+        W, H = nndsvda_start(runner, k, random_state)
+    W, H = model.start_from_factors(W, H, runner.total())
+    if W is None:
+        return H, _draw_specs(runner.sizes, k, rng, "gamma")
+    return H, _split_rows(W, runner.sizes)
+
+
+def gamma_draw(rng, shape, dtype):
+    """Gamma(100, 1/100) draws: scikit-learn's LDA start for lambda and gamma."""
+    return rng.gamma(GAMMA_SHAPE, GAMMA_SCALE, shape).astype(dtype, copy=False)
+
+
+def random_start(model, runner, k, rng):
+    """The model's random start, drawn block by block (see the module)."""
+    n, m = runner.shape
+    dtype = runner.dtype
+    if model.random_start == "gamma":
+        # Topics first, then the documents, as scikit-learn's LDA draws them.
+        H = gamma_draw(rng, (k, m), dtype)
+        return H, _draw_specs(runner.sizes, k, rng, "gamma")
+    # Documents first, then the topics, scaled so that W @ H has the mean of
+    # X, as scikit-learn's NMF draws them.
+    total = runner.total()
+    avg = np.sqrt(max(total, 0.0) / (n * m * k)) or 1.0
+    specs = _draw_specs(runner.sizes, k, rng, "normal", avg)
+    H = (avg * np.abs(rng.standard_normal((k, m)))).astype(dtype, copy=False)
+    return H, specs
+
+
+def _draw_specs(sizes, k, rng, kind, scale=None):
+    """One ``("draw", ...)`` spec per block, advancing ``rng`` past its rows."""
+    if kind == "gamma":
+        scale = (GAMMA_SHAPE, GAMMA_SCALE)
+    specs = []
+    for size in sizes:
+        specs.append(("draw", kind, rng.get_state(), scale))
+        if kind == "gamma":
+            rng.gamma(GAMMA_SHAPE, GAMMA_SCALE, (size, k))
+        else:
+            rng.standard_normal((size, k))
+    return specs
+
+
+def _split_rows(W, sizes):
+    bounds = np.cumsum([0, *sizes])
+    return [("custom", W[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _custom_start(model, runner, k, rng, W, H):
+    n, m = runner.shape
+    dtype = runner.dtype
+    if getattr(model, "custom_documents", True):
+        H = check_factor(H, (k, m), "H", dtype)
+        W = check_factor(W, (n, k), "W", dtype)
+        return H, _split_rows(W, runner.sizes)
+    # Models whose documents' start is drawn (LDA) take the topics only.
+    if H is None:
+        raise ValueError(
+            "init='custom' needs the topics' start: pass it as "
+            "fit(X, H=lambda0), or choose init='random'."
+        )
+    H = check_factor(H, (k, m), "H", dtype)
+    if H.size and H.min() <= 0:
+        raise ValueError(
+            "The custom start H must be strictly positive: it holds "
+            "the Dirichlet parameters lambda of the topics."
+        )
+    return H, _draw_specs(runner.sizes, k, rng, "gamma")
+
+
+# ---------------------------------------------------------------- NNDSVDa
+def randomized_svd(runner, k, random_state, n_oversamples=10):
+    """scikit-learn's ``randomized_svd(X, k)`` from products of X with thin matrices.
+
+    The same algorithm and draws: a Gaussian test matrix, ``n_iter``
+    (7 or 4, as ``"auto"``) LU-normalized power iterations, a QR basis, the
+    SVD of the projected matrix and the same sign convention; X is worked
+    on transposed when it has fewer rows than columns.  X only enters
+    through ``runner.row_product(Q) = X @ Q`` and ``runner.col_product(Y) =
+    X.T @ Y`` (a pass over the blocks each, the second a sum over blocks),
+    so the SVD of a corpus on Dask or on disk is that of the corpus in
+    memory up to the rounding of those sums.  The thin matrices (``n x
+    (k + 10)``) are held here, like the document factor.
+    """
+    n, m = runner.shape
+    rng = check_random_state(random_state)
+    size = k + n_oversamples
+    n_iter = 7 if k < 0.1 * min(n, m) else 4
+    transpose = n < m
+    # M is X or X.T: its products with a thin matrix, and with its transpose.
+    if transpose:
+        M_times, Mt_times = runner.col_product, runner.row_product
+    else:
+        M_times, Mt_times = runner.row_product, runner.col_product
+    Q = rng.normal(size=(n if transpose else m, size))
+    if runner.dtype == np.float32:
+        Q = Q.astype(np.float32, copy=False)
+    qr = _qr_basis
+    lu = _lu_basis if n_iter > 2 else (lambda A: A)
+    for _ in range(n_iter):
+        Q = lu(M_times(Q))
+        Q = lu(Mt_times(Q))
+    Q = qr(M_times(Q))
+    B = Mt_times(Q).T
+    Uhat, s, Vt = linalg.svd(B, full_matrices=False, lapack_driver="gesdd")
+    U = Q @ Uhat
+    if transpose:
+        U, Vt = svd_flip(U, Vt, u_based_decision=False)
+        return Vt[:k].T, s[:k], U[:, :k].T
+    U, Vt = svd_flip(U, Vt)
+    return U[:, :k], s[:k], Vt[:k]
+
+
+def _qr_basis(A):
+    return linalg.qr(A, mode="economic", check_finite=False)[0]
+
+
+def _lu_basis(A):
+    return linalg.lu(A, permute_l=True, check_finite=False)[0]
+
+
+def nndsvda_start(runner, k, random_state):
+    """Non-negative double SVD start (Boutsidis & Gallopoulos, 2008).
+
+    Each singular pair is split into its positive and negative parts and
+    the dominant part is kept; zeros are then filled with a small positive
+    value so that multiplicative updates can move them (the "a" variant).
+    The fill is ``sqrt(mean(X) / k)``, the scale of one factor entry when
+    ``W @ H`` has the mean of X -- filling both factors with ``mean(X)``
+    itself, as scikit-learn does, puts ``W @ H`` at ``mean(X) ** 2`` and
+    overflows float32 on large values.
+    """
+    n, m = runner.shape
+    dtype = runner.dtype
+    U, S, Vt = randomized_svd(runner, k, random_state)
+    W = np.zeros((n, k), dtype=dtype)
+    H = np.zeros((k, m), dtype=dtype)
+    for j in range(k):
+        u, v = U[:, j], Vt[j]
+        up, un = np.maximum(u, 0), np.maximum(-u, 0)
+        vp, vn = np.maximum(v, 0), np.maximum(-v, 0)
+        pos = np.linalg.norm(up) * np.linalg.norm(vp)
+        neg = np.linalg.norm(un) * np.linalg.norm(vn)
+        u, v, sigma = (up, vp, pos) if pos >= neg else (un, vn, neg)
+        nu, nv = np.linalg.norm(u), np.linalg.norm(v)
+        if nu > 0 and nv > 0:
+            scale = np.sqrt(S[j] * sigma)
+            W[:, j] = scale * u / nu
+            H[j] = scale * v / nv
+    mean = runner.total() / (n * m)
+    fill = dtype.type(np.sqrt(mean / k) if mean > 0 else 1.0)
+    W[W == 0] = fill
+    H[H == 0] = fill
+    return W, H
+
+
+# ---------------------------------------------------------------- K-means
+def kmeans_labels(X, n_clusters, random_state):
+    """K-means clustering of the documents by their term profiles.
+
+    The rows are scaled to unit Euclidean norm first, so documents are
+    compared by the cosine of their count vectors, not by their lengths.
+    One k-means++ run (``n_init=1``): the seed is the only source of variation.
+    This is the clustering ``init="kmeans"`` starts from.
+    """
+    model = KMeans(n_clusters=n_clusters, n_init=1, random_state=random_state)
+    return model.fit_predict(normalize(X))
+
+
+def kmeans_start(X, k, random_state):
+    """Smoothed K-means start (Ding, Li & Peng, 2006).
+
+    K-means clusters the documents (see `kmeans_labels`).  The assignment
+    indicator plus 0.2 smoothing, normalized per document, gives the topic
+    proportions, and each cluster's summed counts (its centroid up to
+    scale), normalized per topic, give the topics:
+
+    .. math::
+
+        P(z \\mid d) \\propto [d \\in z] + 0.2, \\qquad
+        P(w \\mid z) \\propto \\sum_{d \\in z} X_{dw} + \\epsilon_w .
+
+    In count scale ``W = N_d P(z|d)`` and ``H = P(w|z)``, so ``W @ H`` has
+    the row sums of ``X`` and the start means the same for every model
+    (``prepare_start`` maps it to the model's parametrization).
+    ``epsilon_w`` is ``1e-3`` times the corpus frequency of ``w`` spread
+    over the clusters: a term absent from a cluster would otherwise stay at
+    exactly zero in that topic forever under multiplicative updates.
+    """
+    n = X.shape[0]
+    labels = kmeans_labels(X, k, random_state)
+    A = np.full((n, k), KMEANS_SMOOTHING, dtype=X.dtype)
+    A[np.arange(n), labels] += 1
+    n_d = np.asarray(X.sum(axis=1), dtype=X.dtype).ravel()
+    W = normalize_rows(A)[0] * n_d[:, None]
+    indicator = sp.csr_matrix(
+        (np.ones(n, dtype=X.dtype), (np.arange(n), labels)), shape=(n, k)
+    )
+    cluster_counts = np.asarray((indicator.T @ X).todense())
+    floor = 1e-3 / k * cluster_counts.sum(axis=0)
+    H = normalize_rows(cluster_counts + floor[None, :])[0]
+    return W, H.astype(X.dtype, copy=False)

@@ -1,0 +1,502 @@
+"""The scikit-learn face every estimator shares.
+
+An estimator is parameters and their constraints, the model it builds from
+them (`sklearn_topicfac.models`), and its fitted attributes.  Everything
+else is written once, here and in the engine: validation, the choice of the
+runner (in memory, `Blocks`, Dask), ``fit`` through `engine.fit`, the
+convergence warning, the deterministic fold-in ``transform``,
+``topic_proportions``, ``inverse_transform``, ``score`` and the tags.
+
+A count-data estimator derives from `TopicFactorization` and defines
+``_build_model()``; see ``docs/guide/adding_an_estimator.md``.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .. import engine
+from .._validation import check_counts, is_dask_array, reconstruct, warn
+from ..engine.online import stepwise_em
+from ..engine.starts import resolve_init
+from ..kernels import completion_log_likelihood, completion_split, normalize_rows
+
+
+class TopicEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """What every estimator of the package is: a transformer with topics.
+
+    ``components_`` holds one row per topic; ``transform`` gives one column
+    per topic.
+    """
+
+    def inverse_transform(self, X):
+        """Map a document representation back to feature space: ``X @ components_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+            Output of ``transform``.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        return reconstruct(X, self.components_)
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+class TopicFactorization(TopicEstimator):
+    """Base of the KL topic factorizations of count data (not for direct use).
+
+    A subclass defines ``_build_model()`` (the model of its parameters) and
+    may set ``_default_init`` (what ``init=None`` means where feasible) and
+    ``_blockwise = False`` (when its fit cannot run block by block).
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "init": [StrOptions({"random", "nndsvda", "kmeans", "custom"}), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    _default_init = "nndsvda"
+    _blockwise = True
+
+    def _build_model(self):  # pragma: no cover - abstract
+        """The model (`sklearn_topicfac.models`) of this estimator's parameters."""
+        raise NotImplementedError
+
+    def _check_params(self):
+        """Checks across parameters that the constraints cannot express."""
+
+    # ------------------------------------------------------------ validation
+    def _validate_X(self, X, reset):
+        X = validate_data(
+            self,
+            X,
+            accept_sparse=("csr", "csc"),
+            dtype=[np.float64, np.float32],
+            reset=reset,
+        )
+        return check_counts(X, f"data passed to {type(self).__name__}")
+
+    def _runner(self, X):
+        """The engine's runner for ``X``: in memory, or block by block."""
+        runner = engine.blockwise_runner(X)
+        if runner is None:
+            return engine.InMemoryRunner(self._validate_X(X, reset=True))
+        if not self._blockwise:
+            raise ValueError(
+                f"{type(self).__name__} cannot be fitted block by block: its fit "
+                "is not one map-reduce over the documents. Fit it on an "
+                "in-memory matrix."
+            )
+        self._check_blockwise()
+        self.n_features_in_ = runner.shape[1]
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return runner
+
+    def _check_blockwise(self):
+        """Refuse settings a block-wise fit does not support."""
+
+    # ------------------------------------------------------------------ fit
+    def _settings(self, **extra):
+        return engine.Settings(
+            max_iter=self.max_iter,
+            tol=self.tol,
+            verbose=self.verbose,
+            name=type(self).__name__,
+            **extra,
+        )
+
+    def _fit_engine(self, runner, W, H, **options):
+        """Start and iterate the model on ``runner``: an `engine.FitResult`."""
+        n, m = runner.shape
+        k = self.n_components
+        init = resolve_init(self.init, self._default_init, n, m, k)
+        return engine.fit(
+            self._build_model(),
+            runner,
+            self._settings(**options.pop("settings", {})),
+            init=init,
+            k=k,
+            random_state=self.random_state,
+            rng=options.pop("rng", None) or check_random_state(self.random_state),
+            W=W,
+            H=H,
+            **options,
+        )
+
+    def _fit(self, X, W=None, H=None):
+        """Fit on ``X`` (any source); returns the runner (closed)."""
+        self._check_params()
+        runner = self._runner(X)
+        try:
+            result = self._fit_engine(runner, W, H)
+            if hasattr(runner, "n_bytes"):
+                self.n_bytes_per_iteration_ = np.asarray(runner.n_bytes)
+        finally:
+            runner.close()
+        self._store_fit_result(result.history, result.n_iter, result.converged)
+        self._set_fit_attributes(result.W, result.H)
+        return runner
+
+    def _store_fit_result(self, history, n_iter, converged, limit="max_iter"):
+        """Warn if the fit did not converge; set the objective attributes."""
+        if not converged and self.tol > 0:
+            warn(
+                f"{type(self).__name__} did not converge in {limit}="
+                f"{getattr(self, limit)} "
+                f"{'iterations' if limit == 'max_iter' else 'rounds'} "
+                f"(tol={self.tol}); increase {limit} or tol.",
+                ConvergenceWarning,
+            )
+        self.n_iter_ = n_iter
+        self.loss_history_ = np.asarray(history)
+        self.loss_ = float(history[-1])
+
+    def _set_fit_attributes(self, W, H):
+        """Public fitted attributes from the final document and topic factors."""
+        model = self._build_model()
+        w_sum = W.sum(axis=0)
+        for name, value in model.topic_attributes(H, w_sum).items():
+            setattr(self, name, value)
+        for name, of_rows in model.doc_attributes(w_sum).items():
+            setattr(self, name, of_rows(W))
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, W=None, H=None):
+        """Fit the model to the non-negative data ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix}, `Blocks` or dask array of shape \
+(n_samples, n_features)
+            Non-negative data, e.g. document-term counts.  Sparse CSR/CSC is
+            used as is, never densified.  A `Blocks` source or a dask array
+            is fitted block by block (out-of-core, or on the active Dask
+            cluster), from the same start and to the same model as in
+            memory.
+        y : Ignored
+            Not used, present for API consistency.
+        W : array-like of shape (n_samples, n_components), default=None
+            Start for the document factor, used only with ``init='custom'``.
+        H : array-like of shape (n_components, n_features), default=None
+            Start for the topic factor, used only with ``init='custom'``.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._fit(X, W=W, H=H)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None, W=None, H=None):
+        """Fit the model, then return ``transform(X)``.
+
+        The result is exactly ``fit(X).transform(X)``: the training documents
+        are folded in like any new document, so the two always agree.  The
+        document factor reached during fitting is kept in ``embedding_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative data.
+        y : Ignored
+            Not used, present for API consistency.
+        W, H : array-like, default=None
+            Custom start, used only with ``init='custom'``.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            Document representation, as returned by ``transform``.
+        """
+        if isinstance(X, engine.Blocks):
+            raise ValueError(
+                "fit_transform needs the documents in memory; with Blocks, call "
+                "fit(blocks) and then transform each block."
+            )
+        runner = self._fit(X, W=W, H=H)
+        if is_dask_array(X):
+            return self.transform(X)
+        return self._transform_valid(runner.X)
+
+    # ---------------------------------------------------------- transform
+    def _transform_valid(self, X):
+        model = self._build_model()
+        return model.doc_output(
+            model.fold_in(X, self.components_), getattr(self, "p_z_", None)
+        )
+
+    def transform(self, X):
+        """Represent documents in the fitted topic space (fold-in).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} or dask array of shape \
+(n_samples, n_features)
+            Non-negative data with the features seen in ``fit``.  A dask
+            array gives a lazy dask array, block by block.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            Deterministic: the same input always gives the same output.
+        """
+        check_is_fitted(self)
+        if is_dask_array(X):
+            return engine.map_row_blocks(self.transform, X, self.components_.shape[0])
+        return self._transform_valid(self._validate_X(X, reset=False))
+
+    def topic_proportions(self, X):
+        """Topic proportions ``P(z|d)`` of the documents ``X`` (rows sum to one).
+
+        Each document is folded in as by ``transform``, and its result read
+        as a distribution over the topics: the same quantity for every
+        estimator, whatever the scale of its ``transform`` (KLNMF's counts,
+        GammaPoissonVI's weights).  A document without words gets the
+        uniform mixture.  With ``topic_word_distributions()`` it gives the
+        model's word distribution of each document, ``P(w|d) = P(z|d)
+        P(w|z)``, which ``score`` evaluates.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative data with the features seen in ``fit``.
+
+        Returns
+        -------
+        P_z_given_d : ndarray of shape (n_samples, n_components)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_topicfac import KLNMF
+        >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
+        >>> model = KLNMF(n_components=2, random_state=0).fit(X)
+        >>> np.allclose(model.topic_proportions(X).sum(axis=1), 1.0)
+        True
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return self._build_model().topic_proportions(X, self.components_)
+
+    def topic_word_distributions(self):
+        """The topics' word distributions ``P(w|z)``: ``components_`` normalized.
+
+        Returns
+        -------
+        P_w_given_z : ndarray of shape (n_components, n_features)
+            Each row sums to one.
+        """
+        check_is_fitted(self)
+        return normalize_rows(self.components_)[0]
+
+    # -------------------------------------------------------------- score
+    def score(self, X, y=None):
+        """Held-out document-completion log-likelihood per word (higher is better).
+
+        The score of a fitted topic model on documents it has not seen, the
+        same definition for every estimator of the package:
+
+        1. **Split.**  Each document's words are split in two by binomial
+           thinning: each of the :math:`X_{dw}` tokens is held out with
+           probability 1/2, so :math:`X = X^{obs} + X^{held}`.  The coin flips
+           are a hash of the seed, the document's content and the term: the
+           split is deterministic and a document is split the same way
+           whatever other documents come with it.  The seed is
+           ``random_state`` when it is an int, else 0.  (A non-integer entry
+           has no tokens: its fractional part goes, whole, to one side.)
+        2. **Fold in** on the observed part, with ``components_`` fixed,
+           exactly as ``transform`` does: topic proportions
+           :math:`\\hat\\theta_d = P(z \\mid X^{obs}_d)` (a document with no
+           observed word gets the uniform mixture; see
+           :meth:`topic_proportions`).
+        3. **Score** the held-out part under the folded-in mixture:
+
+        .. math::
+
+            \\mathrm{score}(X) = \\frac{\\sum_{d,w} X^{held}_{dw} \\log
+            \\sum_z \\hat\\theta_{dz} \\, P(w \\mid z)}
+            {\\sum_{d,w} X^{held}_{dw}}
+
+        Under a Poisson (or multinomial) model, thinning gives two parts that
+        are independent given the document's word distribution, so the
+        held-out words test what the observed words taught the model -- a
+        model with too many topics fits the observed half too closely and
+        predicts the other half worse.  That is what makes the score usable
+        to choose ``n_components`` (``GridSearchCV``'s default scoring),
+        unlike the in-sample likelihood, which keeps improving with k.
+
+        A probability is floored at the smallest normal float64, so a word
+        the model cannot emit (e.g. a term absent from the training data, for
+        the maximum-likelihood estimators) costs about 708 nats instead of
+        an infinite penalty.  ``perplexity(X)`` is ``exp(-score(X))``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts, typically documents not used in ``fit``.
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        score : float
+            Average log-probability of a held-out word, at most 0.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has no word, or too few for any to be held out.
+        """
+        log_likelihood, n_words = self._completion_log_likelihood(X)
+        return log_likelihood / n_words
+
+    def perplexity(self, X):
+        """Held-out document-completion perplexity: ``exp(-score(X))``.
+
+        .. math::
+
+            \\exp\\Big(-\\frac{\\sum_{d,w} X^{held}_{dw} \\log
+            \\sum_z \\hat\\theta_{dz} P(w \\mid z)}
+            {\\sum_{d,w} X^{held}_{dw}}\\Big)
+
+        with the split and the fold-in of :meth:`score`.  Lower is better; it
+        is the size of a vocabulary from which a uniform choice would predict
+        the held-out words as well as the model does.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts.
+
+        Returns
+        -------
+        perplexity : float
+        """
+        return float(np.exp(-self.score(X)))
+
+    def _completion_log_likelihood(self, X):
+        """Summed held-out log-likelihood of ``X`` and the number of held-out words."""
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        if np.sum(X.data, dtype=np.float64) == 0:
+            raise ValueError(
+                "X contains no words (all entries are zero): nothing to score."
+            )
+        seed = self.random_state if isinstance(self.random_state, Integral) else 0
+        X_observed, X_held_out = completion_split(X, seed)
+        if X_held_out.nnz == 0:
+            raise ValueError(
+                "X has too few words to score: the held-out half of its words "
+                "is empty (score a larger sample of documents)."
+            )
+        theta = self._build_model().topic_proportions(X_observed, self.components_)
+        phi = normalize_rows(self.components_.astype(X.dtype, copy=False))[0]
+        return completion_log_likelihood(X_held_out, theta, phi)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags
+
+
+class StepwiseEM:
+    """``partial_fit`` for the NMF and PLSI family: stepwise (online) EM.
+
+    Each mini-batch is folded in with the current topics; its expected
+    topic-word counts enter running averages with the step size
+    ``(learning_offset + t) ** -learning_decay`` and the topics are the
+    M-step of the averages (see `sklearn_topicfac.engine.online`).
+    """
+
+    _parameter_constraints: dict = {
+        **TopicFactorization._parameter_constraints,
+        "learning_decay": [Interval(Real, 0.5, 1, closed="right")],
+        "learning_offset": [Interval(Real, 1, None, closed="left")],
+    }
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None):
+        """Update the model with one mini-batch of documents (online learning).
+
+        The first call starts the topics from this batch (with ``init``, as
+        ``fit`` would); every call then folds the batch in and moves the
+        running statistics towards it (step size ``(learning_offset + t) **
+        -learning_decay`` for the t-th mini-batch).  Works with plain
+        streaming loops and with ``dask_ml.wrappers.Incremental``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            One mini-batch of non-negative counts.
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The updated estimator, with ``components_`` and ``n_batch_iter_``
+            (the number of mini-batches seen).
+        """
+        first = not hasattr(self, "n_batch_iter_")
+        X = self._validate_X(X, reset=first)
+        model = self._build_model()
+        averages = None
+        if first:
+            if self.init == "custom":
+                raise ValueError(
+                    "partial_fit starts from the first mini-batch; init='custom' "
+                    "is not available there (use fit, or init='random')."
+                )
+            runner = engine.InMemoryRunner(X)
+            n, m = X.shape
+            init = resolve_init(self.init, self._default_init, n, m, self.n_components)
+            H = engine.start_topics(
+                model, runner, init, self.n_components, self.random_state
+            )
+            self.n_batch_iter_ = 0
+        else:
+            H = self.components_
+            averages = self._online_stats
+        H, self._online_stats, w_sum = stepwise_em(
+            model,
+            X,
+            H,
+            averages,
+            self.n_batch_iter_,
+            self.learning_offset,
+            self.learning_decay,
+        )
+        self.n_batch_iter_ += 1
+        for name, value in model.topic_attributes(H, w_sum).items():
+            setattr(self, name, value)
+        return self

@@ -1,0 +1,88 @@
+"""The update kernels every model shares: pure NumPy/SciPy functions.
+
+One notation everywhere::
+
+    X  (n_samples, n_features)   non-negative data, CSR (dense accepted where noted)
+    W  (n_samples, k)            document factor
+    H  (k, n_features)           topic factor
+    Y = W @ H                    the model, only ever evaluated at X's stored entries
+    R = X / Y                    at X's stored entries: a CSR matrix with X's pattern
+
+Every kernel keeps the floating dtype of its inputs (float32 stays float32),
+allocates at most O(nnz + (n_samples + n_features) * k) memory, never
+modifies its arguments and holds no state.  Validation lives above, in the
+estimators.  The kernels import nothing from the rest of the package.
+
+- `products`: the sampled product and ratio at the non-zeros, sparse-dense
+  products;
+- `divergence`: the generalized KL divergence;
+- `updates`: multiplicative (KL-NMF) and EM (PLSI) updates, normalization;
+- `variational`: LDA's variational E-step, bounds and Dirichlet/Gamma terms;
+- `completion`: the document-completion split of the held-out score.
+"""
+
+from ._parallel import thread_budget
+from .completion import completion_log_likelihood, completion_split
+from .divergence import kl_divergence, kl_divergence_from_ratio
+from .products import (
+    multiply_keeping_zeros,
+    positive_or_one,
+    product_at_nonzeros,
+    ratio_at_nonzeros,
+    transposed_product,
+)
+from .updates import (
+    em_step,
+    em_topic_update,
+    em_update_w,
+    mu_doc_step,
+    mu_topic_update,
+    mu_update_h,
+    mu_update_w,
+    normalize_columns,
+    normalize_rows,
+)
+from .variational import (
+    dirichlet_expectation,
+    dirichlet_kl,
+    dirichlet_kl_rows,
+    exp_dirichlet_expectation,
+    gamma_kl,
+    gamma_kl_rows,
+    lda_e_step,
+    lda_expected_counts,
+    lda_log_likelihood,
+    lda_log_likelihood_rows,
+)
+
+__all__ = [
+    "completion_log_likelihood",
+    "completion_split",
+    "dirichlet_expectation",
+    "dirichlet_kl",
+    "dirichlet_kl_rows",
+    "em_step",
+    "em_topic_update",
+    "em_update_w",
+    "exp_dirichlet_expectation",
+    "gamma_kl",
+    "gamma_kl_rows",
+    "kl_divergence",
+    "kl_divergence_from_ratio",
+    "lda_e_step",
+    "lda_expected_counts",
+    "lda_log_likelihood",
+    "lda_log_likelihood_rows",
+    "multiply_keeping_zeros",
+    "mu_doc_step",
+    "mu_topic_update",
+    "mu_update_h",
+    "mu_update_w",
+    "normalize_columns",
+    "normalize_rows",
+    "positive_or_one",
+    "product_at_nonzeros",
+    "ratio_at_nonzeros",
+    "thread_budget",
+    "transposed_product",
+]

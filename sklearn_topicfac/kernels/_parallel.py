@@ -1,0 +1,151 @@
+"""Threads for the kernels: work split over row ranges, results independent
+of the split.
+
+The kernels hold no mutable state.  How many threads a call may use is fixed
+by `N_THREADS`; a caller that wants calls to back off on a busy machine (the
+fit engine does, for the length of a fit) installs a `ThreadBudget` with
+`thread_budget`, a context-local setting like NumPy's ``errstate``.
+"""
+
+import contextvars
+import threading
+import time
+from contextlib import contextmanager
+
+import joblib
+
+# Work (stored entries times k) below which a kernel stays on one thread:
+# starting a thread costs ~50 us, a few hundred thousand multiply-adds.
+MIN_PARALLEL_WORK = 1 << 21
+
+# Threads the kernels may use.  Work is split into row ranges or units that
+# the threads share; NumPy's take/matmul/ufuncs and SciPy's sparse products
+# release the GIL, so they run in parallel.  Results never depend on how many
+# threads actually run: every entry and row is computed by the same code
+# whatever the split, and sums over row ranges use a split fixed by this
+# setting alone (see `transposed_product`).
+N_THREADS = max(1, min(joblib.cpu_count(), 8))
+
+
+class ThreadBudget:
+    """Whether the next kernel calls may use threads: backs off when starved.
+
+    Python threads only pay when each gets a core.  On a machine busy with
+    other processes, a thread holding the GIL is preempted and the others
+    wait on it, so a parallel call can be slower than a serial one.  When a
+    parallel call got less than half of its extra threads' worth of CPU
+    time, the next ``BACKOFF_CALLS`` calls run on one thread, after which
+    threads are tried again.  This only ever changes speed, never a result.
+    """
+
+    BACKOFF_CALLS = 32
+
+    def __init__(self):
+        self.remaining = 0
+
+    def threads(self):
+        """Threads for the next parallel-sized call."""
+        if self.remaining > 0:
+            self.remaining -= 1
+            return 1
+        return N_THREADS
+
+    def starved(self):
+        """The last parallel call did not get its CPU: back off."""
+        self.remaining = self.BACKOFF_CALLS
+
+
+_BUDGET = contextvars.ContextVar("sklearn_topicfac_thread_budget", default=None)
+
+
+@contextmanager
+def thread_budget(budget=None):
+    """Kernel calls in this context share ``budget``.
+
+    By default the budget already active (a fit inside a fit shares it), or
+    a new `ThreadBudget`.
+    """
+    if budget is None:
+        budget = _BUDGET.get() or ThreadBudget()
+    token = _BUDGET.set(budget)
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def n_threads(work):
+    """Threads for a kernel call doing ``work`` (entries times k) of work."""
+    if work < MIN_PARALLEL_WORK or N_THREADS <= 1:
+        return 1
+    budget = _BUDGET.get()
+    return N_THREADS if budget is None else budget.threads()
+
+
+def run_parallel(tasks):
+    """Run the zero-argument callables ``tasks``, one thread each; return results.
+
+    The first task runs on the calling thread.  Each other thread runs in a
+    copy of the caller's context, so NumPy's ``errstate`` carries over; an
+    exception in any task is re-raised here.  A call that did not get the
+    CPU time of its threads tells the active `ThreadBudget`, if any.
+    """
+    if len(tasks) == 1:
+        return [tasks[0]()]
+    wall, cpu = time.perf_counter(), time.process_time()
+    results = [None] * len(tasks)
+    errors = []
+
+    def run(i):
+        try:
+            results[i] = tasks[i]()
+        except BaseException as exc:  # re-raised on the calling thread
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=contextvars.copy_context().run, args=(run, i))
+        for i in range(1, len(tasks))
+    ]
+    for thread in threads:
+        thread.start()
+    run(0)
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    budget = _BUDGET.get()
+    if budget is not None and cpu < (1 + 0.5 * (len(tasks) - 1)) * wall:
+        budget.starved()
+    return results
+
+
+def map_parts(fn, parts, work):
+    """``[fn(part) for part in parts]``, the parts shared by up to `n_threads`."""
+    count = min(n_threads(work), len(parts))
+    if count <= 1:
+        return [fn(part) for part in parts]
+    results = [None] * len(parts)
+    queue = WorkQueue(range(len(parts)))
+
+    def work_off():
+        for i in queue:
+            results[i] = fn(parts[i])
+
+    run_parallel([work_off] * count)
+    return results
+
+
+class WorkQueue:
+    """Iterator over ``items`` that several threads can share."""
+
+    def __init__(self, items):
+        self._items = iter(items)
+        self._lock = threading.Lock()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        with self._lock:
+            return next(self._items)

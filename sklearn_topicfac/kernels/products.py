@@ -1,0 +1,328 @@
+"""Sparse products: the model at the stored entries of X, the ratio
+``R = X / (W H)`` there, and the sparse-dense products of the updates."""
+
+from functools import partial
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _parallel
+from ._parallel import WorkQueue, map_parts, n_threads, run_parallel
+
+# Elements of the (nnz, k) gather temporaries built per unit of work of the
+# sampled product, for 4-byte floats (half as many for 8-byte floats).
+# Bounds the extra memory of `product_at_nonzeros` to about 1 MiB per thread
+# whatever the size of X: small enough that a unit's temporaries stay in a
+# core's L2 cache, large enough that the Python loop overhead is negligible.
+_CHUNK_ELEMENTS = 1 << 17
+
+# Entries of a run of consecutive rows of equal length from which the run is
+# computed as one batched matrix-vector product (below it, a plain gather).
+_MIN_SLAB = 1 << 9
+
+
+def split_rows(indptr, n_parts):
+    """Row boundaries splitting a CSR matrix into ``n_parts`` ranges of ~equal nnz."""
+    n_rows = indptr.shape[0] - 1
+    targets = np.linspace(0, indptr[-1], n_parts + 1)[1:-1]
+    cuts = np.searchsorted(indptr, targets, side="left")
+    return np.concatenate(([0], np.minimum(cuts, n_rows), [n_rows]))
+
+
+def compressed_view(data, indices, indptr, shape, fmt="csr"):
+    """A CSR (or CSC) matrix on exactly these arrays: no copy, no check.
+
+    SciPy's constructor, even with ``copy=False``, copies ``data`` and
+    ``indices`` when they are views of less than half of a larger array
+    (``prune``), which is what a row range or a unit of work always is: an
+    O(nnz) copy per call.  The arrays are set on an empty matrix instead;
+    callers pass consistent CSR arrays (``indptr[0] == 0``, equal index
+    dtypes), and only SciPy's products read them.
+    """
+    cls = sp.csr_matrix if fmt == "csr" else sp.csc_matrix
+    M = cls(shape, dtype=data.dtype)
+    M.data, M.indices = data, indices
+    M.indptr = indptr.astype(indices.dtype, copy=False)
+    return M
+
+
+def row_range(R, r0, r1, transposed=False):
+    """Rows ``r0:r1`` of a CSR matrix, sharing its data: as CSR, or their
+    transpose as CSC (the same arrays read the other way)."""
+    a, b = R.indptr[r0], R.indptr[r1]
+    shape = (r1 - r0, R.shape[1])
+    return compressed_view(
+        R.data[a:b],
+        R.indices[a:b],
+        R.indptr[r0 : r1 + 1] - a,
+        shape[::-1] if transposed else shape,
+        fmt="csc" if transposed else "csr",
+    )
+
+
+def _mixed_blocks(indptr, r0, r1, per_unit):
+    """Units ``(r0', r1', 0)`` covering rows ``r0:r1`` with ~per_unit entries each."""
+    a, b = int(indptr[r0]), int(indptr[r1])
+    if a == b:
+        return []
+    targets = np.arange(a + per_unit, b, per_unit)
+    cuts = r0 + np.searchsorted(indptr[r0 : r1 + 1], targets, side="right") - 1
+    bounds = np.unique(np.concatenate(([r0], cuts, [r1]))).tolist()
+    return [
+        (s, e, 0)
+        for s, e in zip(bounds[:-1], bounds[1:], strict=True)
+        if indptr[e] > indptr[s]
+    ]
+
+
+def work_units(indptr, k, itemsize=4):
+    """Split the rows of a CSR matrix into the units of work of the sampled product.
+
+    Returns a list of ``(r0, r1, length)``.  ``length > 0`` marks a *slab*:
+    rows ``r0:r1`` all store ``length`` entries, so their entries form a dense
+    ``(r1 - r0, length)`` block of ``X.data`` and the product there is one
+    batched matrix-vector product.  ``length == 0`` marks rows of mixed
+    lengths.  A unit holds about ``_CHUNK_ELEMENTS / k`` entries, half as
+    many for 8-byte floats (a single longer row is a unit of its own).  Rows
+    sorted by length, as the fit loop orders them, are almost all in slabs.
+    """
+    n_rows = indptr.shape[0] - 1
+    per_unit = max(1, _CHUNK_ELEMENTS * 4 // (max(k, 1) * max(itemsize, 4)))
+    counts = np.diff(indptr)
+    change = np.flatnonzero(counts[1:] != counts[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    ends = np.concatenate((change, [n_rows]))
+    lengths = counts[starts]
+    is_slab = (ends - starts) * lengths >= _MIN_SLAB
+    units = []
+    row = 0
+    for s, e, length in zip(
+        starts[is_slab].tolist(),
+        ends[is_slab].tolist(),
+        lengths[is_slab].tolist(),
+        strict=True,
+    ):
+        units += _mixed_blocks(indptr, row, s, per_unit)
+        step = max(1, per_unit // length)
+        units += [(r, min(r + step, e), length) for r in range(s, e, step)]
+        row = e
+    units += _mixed_blocks(indptr, row, n_rows, per_unit)
+    return units
+
+
+def unit_product(G, W, length, local_indptr, out):
+    """``W @ G.T`` at one unit's entries, into ``out``.
+
+    ``G`` holds the gathered columns of ``H``, one row per entry; ``W`` the
+    unit's rows.  A slab (``length > 0``) is one batched matrix-vector
+    product; rows of mixed lengths repeat their row of ``W`` per entry.
+    """
+    if length:
+        n, k = W.shape
+        np.matmul(G.reshape(n, length, k), W[:, :, None], out=out.reshape(n, length, 1))
+    else:
+        Wr = np.repeat(W, np.diff(local_indptr), axis=0)
+        np.einsum("ij,ij->i", Wr, G, out=out)
+
+
+def _product_on_units(units, indptr, indices, W, Ht, out):
+    """Fill ``out`` with ``W @ Ht.T`` sampled at the entries of ``units``.
+
+    ``units`` is any iterable of work units, possibly shared with other
+    threads (a `WorkQueue`).
+    """
+    for r0, r1, length in units:
+        a, b = indptr[r0], indptr[r1]
+        # One contiguous k-vector per stored entry: H's columns, gathered.
+        G = np.take(Ht, indices[a:b], axis=0)
+        unit_product(G, W[r0:r1], length, indptr[r0 : r1 + 1], out[a:b])
+
+
+def product_at_nonzeros(X, W, H):
+    """Evaluate ``(W @ H)`` at the stored entries of a CSR matrix ``X``.
+
+    A sampled dense-dense product (SDDMM): the result is aligned with
+    ``X.data``, so ``Y[i] = W[r_i] @ H[:, c_i]`` for the ``i``-th stored entry
+    at row ``r_i`` and column ``c_i``.  Work is done in units of about
+    ``_CHUNK_ELEMENTS / k`` entries, so the extra memory is O(nnz) however
+    large ``n_samples * n_features`` is.
+
+    In each unit the columns of ``H`` at the stored entries are gathered into
+    one contiguous ``(entries, k)`` block.  Consecutive rows with the same
+    number of entries (the fit loop sorts the documents by length, so nearly
+    all of them) then form a ``(rows, length, k)`` array, and the unit is one
+    batched matrix-vector product with their rows of ``W``; other rows repeat
+    their row of ``W`` per entry and take row-wise dot products.  Units run on
+    up to ``N_THREADS`` threads (``take`` and ``matmul`` release the GIL).
+
+    Parameters
+    ----------
+    X : scipy.sparse CSR matrix or array of shape (n_samples, n_features)
+    W : ndarray of shape (n_samples, k)
+    H : ndarray of shape (k, n_features)
+
+    Returns
+    -------
+    Y : ndarray of shape (X.nnz,), dtype of ``W @ H``.
+    """
+    k = W.shape[1]
+    out = np.empty(X.nnz, dtype=np.result_type(W.dtype, H.dtype))
+    if X.nnz == 0:
+        return out
+    # A contiguous (n_features, k) copy makes each column gather one
+    # contiguous read; it costs O(n_features * k), small next to O(nnz * k).
+    Ht = np.ascontiguousarray(H.T)
+    indptr, indices = X.indptr, X.indices
+    units = work_units(indptr, k, out.itemsize)
+    count = min(n_threads(X.nnz * k), len(units))
+    if count <= 1:
+        _product_on_units(units, indptr, indices, W, Ht, out)
+        return out
+    # The threads take the next unit from a shared queue: a thread that the
+    # system pauses delays no one.  Each entry is computed the same way
+    # whichever thread takes its unit.
+    queue = WorkQueue(units)
+    work = partial(_product_on_units, queue, indptr, indices, W, Ht, out)
+    run_parallel([work] * count)
+    return out
+
+
+def ratio_at_nonzeros(X, W, H):
+    """Return ``R = X / (W @ H)`` evaluated only at the stored entries of ``X``.
+
+    The model is floored at the smallest positive normal number of its dtype
+    so that a stored entry whose model value underflowed gives a large, finite
+    ratio instead of ``inf``; stored zeros of ``X`` give ratio 0.
+
+    Parameters
+    ----------
+    X : scipy.sparse CSR matrix or array of shape (n_samples, n_features)
+    W : ndarray of shape (n_samples, k)
+    H : ndarray of shape (k, n_features)
+
+    Returns
+    -------
+    R : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+        Same sparsity pattern as ``X`` (its index arrays are shared, not copied).
+    """
+    Y = product_at_nonzeros(X, W, H)
+    divide_into_ratio(X.data, Y)
+    return sp.csr_matrix((Y, X.indices, X.indptr), shape=X.shape, copy=False)
+
+
+def divide_into_ratio(x, y):
+    """``y <- min(x / max(y, tiny), max)`` in place: the ratio at stored entries.
+
+    The model is floored at the smallest normal number, and the ratio capped
+    at the largest finite one of its dtype.  The cap only acts in float32 on
+    data spanning most of its range (an entry near 1e30 where the model is
+    below 1e-8): there it reads the model as ``x / max`` instead of letting
+    the ratio overflow to ``inf``, which would turn the next update into
+    NaN.  Every product of a capped ratio with a factor entry is then finite
+    or recomputed in float64 (see `finite_or_float64`).
+    """
+    info = np.finfo(y.dtype)
+    np.maximum(y, info.tiny, out=y)
+    with np.errstate(over="ignore"):
+        np.divide(x, y, out=y, casting="unsafe")
+    np.minimum(y, info.max, out=y)
+
+
+def is_csr(R):
+    return sp.issparse(R) and R.format == "csr"
+
+
+def finite_or_float64(product, compute):
+    """``product`` if finite, else ``compute`` redone in float64.
+
+    In float32 a ratio taken where the model underflowed, times a large
+    factor entry, can overflow an intermediate ``R @ B`` although the
+    multiplicative update it feeds (``A * (R @ B)``, bounded by the data's
+    row or column sums) is finite.  That only happens on data spanning most
+    of float32's range; there the product is recomputed in float64 and the
+    caller's ``multiply_keeping_zeros`` casts the bounded update back.
+    """
+    if product.dtype == np.float64 or np.isfinite(product).all():
+        return product
+    return compute(np.float64)
+
+
+def sparse_dense_product(R, B):
+    """``R @ B`` for sparse ``R`` and dense ``B``; CSR row ranges over threads."""
+    with np.errstate(over="ignore"):
+        product = _sparse_dense_product_raw(R, B)
+    return finite_or_float64(
+        product, lambda dt: np.asarray(R.astype(dt) @ B.astype(dt))
+    )
+
+
+def _sparse_dense_product_raw(R, B):
+    work = R.nnz * B.shape[1]
+    if not is_csr(R) or n_threads(work) == 1:
+        return np.asarray(R @ B)
+    B = np.ascontiguousarray(B)
+    bounds = split_rows(R.indptr, _parallel.N_THREADS).tolist()
+    out = np.empty((R.shape[0], B.shape[1]), dtype=np.result_type(R.dtype, B.dtype))
+
+    def rows(r):
+        out[r[0] : r[1]] = row_range(R, *r) @ B
+
+    map_parts(rows, list(zip(bounds[:-1], bounds[1:], strict=True)), work)
+    return out
+
+
+def transposed_product(W, R):
+    """``W.T @ R`` for dense ``W`` and sparse ``R``: shape (k, n_features).
+
+    This is the per-document part of every topic update: summed over row
+    blocks of ``R`` it gives the topic statistics (which is also how it runs
+    on several threads: one row range of ``R`` each, then the sum).
+    """
+    with np.errstate(over="ignore"):
+        product = _transposed_product_raw(W, R)
+    return finite_or_float64(
+        product, lambda dt: np.asarray((R.T.astype(dt) @ W.astype(dt)).T)
+    )
+
+
+def _transposed_product_raw(W, R):
+    work = R.nnz * W.shape[1]
+    if not is_csr(R) or work < _parallel.MIN_PARALLEL_WORK or _parallel.N_THREADS <= 1:
+        return np.asarray((R.T @ W).T)
+    # One part per configured thread, however many threads run now: the
+    # grouping of the sum, hence its rounding, is fixed by `N_THREADS`.
+    bounds = split_rows(R.indptr, _parallel.N_THREADS).tolist()
+
+    def rows(r):
+        return np.asarray(row_range(R, *r, transposed=True) @ W[r[0] : r[1]])
+
+    parts = map_parts(rows, list(zip(bounds[:-1], bounds[1:], strict=True)), work)
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total.T
+
+
+def multiply_keeping_zeros(A, B, out=None):
+    """``A * B`` in which a zero of ``A`` stays zero.
+
+    Multiplicative updates never revive a zero entry.  In floating point the
+    other factor can overflow to ``inf`` exactly there (a ratio taken at a
+    model value that underflowed), and ``0 * inf`` would be NaN.  ``out``
+    may be ``B`` when it is a temporary of the caller's.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        P = np.multiply(A, B, out=out)
+    P[A == 0] = 0
+    return P.astype(A.dtype, copy=False)
+
+
+def into_temporary(A, T):
+    """``T`` if the product ``A * T`` can be written into it, else None."""
+    return T if T.dtype == np.result_type(A, T) else None
+
+
+def positive_or_one(d):
+    # A zero denominator only occurs where the numerator is zero too (a dead
+    # topic or document), so dividing by 1 there keeps 0 without NaN.
+    return np.where(d > 0, d, np.ones_like(d))

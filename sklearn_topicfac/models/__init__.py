@@ -1,0 +1,32 @@
+"""The mathematics of each family of topic factorizations, one plain class each.
+
+Every model follows the protocol documented in `models._base` (start
+preparation, a per-document step returning additive statistics, a topic
+step, the objective, fold-in, outputs).  A model knows nothing of
+scikit-learn, Dask or files: the engine runs it, an estimator builds it from
+its parameters.
+
+- `klnmf`: KL-NMF by multiplicative updates, plain and L1-normalized;
+- `plsi`: PLSI by (tempered) EM;
+- `joint`: NMF under normalization constraints with joint updates;
+- `lda`: LDA and Gamma-Poisson factorization by variational inference;
+- `simplex`: the simplex map of real-valued data (SimplexPLSA).
+"""
+
+from ._base import TopicModel
+from .joint import JointNMFModel
+from .klnmf import KLNMFModel, NormalizedNMFModel
+from .lda import GammaPoissonModel, LDAModel
+from .plsi import PLSIModel
+from .simplex import SimplexMap
+
+__all__ = [
+    "GammaPoissonModel",
+    "JointNMFModel",
+    "KLNMFModel",
+    "LDAModel",
+    "NormalizedNMFModel",
+    "PLSIModel",
+    "SimplexMap",
+    "TopicModel",
+]

@@ -1,0 +1,373 @@
+"""Latent Dirichlet allocation and Gamma-Poisson factorization by mean-field
+variational inference, in NMF form (paper 002, Alg. 5 and Alg. 7)."""
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import gammaln, psi
+from sklearn.utils.extmath import randomized_svd
+
+from ..kernels import (
+    dirichlet_kl,
+    dirichlet_kl_rows,
+    exp_dirichlet_expectation,
+    gamma_kl_rows,
+    lda_e_step,
+    lda_expected_counts,
+    lda_log_likelihood_rows,
+    normalize_rows,
+    positive_or_one,
+    product_at_nonzeros,
+)
+from ._base import TopicModel
+
+# Split-merge moves: a word's share of a topic below this is left out of the
+# topic's own counts when looking for a split (noise there, and most entries).
+_SHARE_FLOOR = 1e-2
+
+
+class LDAModel(TopicModel):
+    """LDA's evidence lower bound, maximized by variational EM in NMF form.
+
+    With :math:`\\Theta = \\exp \\mathbb{E}[\\log \\theta]`,
+    :math:`B = \\exp \\mathbb{E}[\\log \\beta]` and :math:`R = X / (\\Theta
+    B)` at the non-zeros, one epoch is
+
+    .. math::
+
+        \\text{E-step: repeat } \\gamma \\leftarrow \\alpha + \\Theta \\odot
+        (R B^T), \\qquad
+        \\text{M-step: } \\lambda \\leftarrow \\eta + B \\odot (\\Theta^T R).
+
+    The document factor ``W`` is :math:`\\gamma`, the topics ``H`` are
+    :math:`\\lambda` (or, with ``topic_word_prior=None``, the point estimates'
+    expected counts).  See `LDAVI` for the E-step's starts.
+
+    Parameters
+    ----------
+    doc_topic_prior : ndarray of shape (n_components,)
+        :math:`\\alpha`.
+    topic_word_prior : float or None
+        :math:`\\eta`; ``None`` for point-estimate topics.
+    mean_change_tol : float
+        A document's E-step stops when the mean absolute change of its
+        :math:`\\gamma_d` falls below this.
+    max_doc_update_iter : int
+        Maximum number of E-step sweeps per document.
+    """
+
+    random_start = "gamma"
+    moves = True
+    # A custom start gives the topics only; the documents' start is drawn.
+    custom_documents = False
+
+    def __init__(
+        self, doc_topic_prior, topic_word_prior, mean_change_tol, max_doc_update_iter
+    ):
+        super().__init__()
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.mean_change_tol = mean_change_tol
+        self.max_doc_update_iter = max_doc_update_iter
+
+    @property
+    def n_components(self):
+        return self.doc_topic_prior.shape[0]
+
+    # ------------------------------------------------------------ bounds
+    def topic_expectation(self, H, columns):
+        """``B`` at ``columns``: ``exp(E[log beta])``, or the point estimates."""
+        if self.topic_word_prior is None:
+            return H[:, columns] / positive_or_one(H.sum(axis=1))[:, None]
+        return np.exp(psi(H[:, columns]) - psi(H.sum(axis=1))[:, None])
+
+    def document_bounds(self, X, gamma, y):
+        """Each document's term of the bound, at ``gamma`` (``y = Theta B``)."""
+        alpha = self.doc_topic_prior.astype(gamma.dtype, copy=False)
+        return lda_log_likelihood_rows(X, y) - dirichlet_kl_rows(gamma, alpha)
+
+    def topic_bound(self, H):
+        """The topics' part of the bound, ``-KL(q(beta) || p(beta))``."""
+        if self.topic_word_prior is None:
+            return 0.0
+        return -dirichlet_kl(H, self.topic_word_prior)
+
+    # ------------------------------------------------------------ E-step
+    def e_step(self, X, H, gamma=None, warm=None):
+        """E-step of the documents ``X`` for the topics ``H``.
+
+        From ``gamma``, by default the all-ones start of scikit-learn's
+        ``transform``.  With ``warm`` (the documents' previous ``gamma``, in
+        training), a document whose bound at ``warm`` is higher than where
+        the E-step from the start ended continues from ``warm`` instead (see
+        `keep_the_better_start`).  Returns ``gamma``, the per-document part
+        of the bound at ``gamma`` and the expected topic-word counts (the
+        M-step's statistics).  Only the topics' columns of the terms present
+        in ``X`` are evaluated, so a mini-batch or a few documents cost
+        O(their terms * k), not O(n_features * k).
+        """
+        n, m = X.shape
+        k = self.n_components
+        H = H.astype(X.dtype, copy=False)
+        used = np.flatnonzero(np.bincount(X.indices, minlength=m))
+        if used.size < m:
+            position = np.zeros(m, dtype=X.indices.dtype)
+            position[used] = np.arange(used.size, dtype=X.indices.dtype)
+            X = sp.csr_matrix(
+                (X.data, position[X.indices], X.indptr), shape=(n, used.size)
+            )
+        B = self.topic_expectation(H, used)
+        if gamma is None:
+            gamma = np.ones((n, k), dtype=X.dtype)
+        gamma, y = self.sweeps(X, gamma, B)
+        if warm is None:
+            bound = float(self.document_bounds(X, gamma, y).sum())
+        else:
+            gamma, y, bounds = self.keep_the_better_start(X, gamma, y, warm, B)
+            bound = float(bounds.sum())
+        counts = np.zeros((k, m), dtype=X.dtype)
+        counts[:, used] = lda_expected_counts(X, gamma, B, y, overwrite_y=True)
+        return gamma, bound, counts
+
+    def sweeps(self, X, gamma, B):
+        """`lda_e_step` with this model's per-document stopping rule."""
+        alpha = self.doc_topic_prior.astype(X.dtype, copy=False)
+        return lda_e_step(
+            X,
+            gamma,
+            B,
+            alpha,
+            max_iter=self.max_doc_update_iter,
+            tol=self.mean_change_tol,
+        )
+
+    def keep_the_better_start(self, X, gamma, y, warm, B):
+        """Per document, the E-step from ``warm`` where that start is better.
+
+        The training E-step restarts every document from all ones (which
+        escapes the modes the first, random topics put documents in; see
+        `LDAVI`) -- but a restart is not an ascent step: for ``alpha < 1`` a
+        document's bound is multimodal, and the restart can end in a lower
+        mode than the document's previous ``gamma`` reaches under the new
+        topics.  (In the extreme, when the topics are alike on a document's
+        terms -- one-term vocabularies, a single document -- the all-ones
+        start is a saddle point that the sweeps never leave.)  The fit's
+        bound could then go down.  So the previous ``gamma``, ``warm``, is
+        evaluated under the new topics, and every document whose bound is
+        higher there than where its restart ended is swept on from ``warm``;
+        sweeps only raise a document's bound, so each document ends at least
+        as high as at ``warm``.  With the M-step, which maximizes the bound
+        at the previous ``gamma``, every epoch of the fit then raises the
+        bound of its state.  Cost: one evaluation of the bound (about one
+        sweep), plus sweeps for the documents switched.  Returns ``gamma``,
+        ``y`` and the documents' bounds.
+        """
+        bounds = self.document_bounds(X, gamma, y)
+        warm = warm.astype(gamma.dtype, copy=False)
+        y_warm = product_at_nonzeros(X, exp_dirichlet_expectation(warm), B)
+        np.maximum(y_warm, np.finfo(y_warm.dtype).tiny, out=y_warm)
+        better = np.flatnonzero(self.document_bounds(X, warm, y_warm) > bounds)
+        if better.size == 0:
+            return gamma, y, bounds
+        X_better = X[better]
+        gamma_b, y_b = self.sweeps(X_better, warm[better], B)
+        gamma[better] = gamma_b
+        starts = X.indptr[better]
+        lengths = X.indptr[better + 1] - starts
+        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+        y[offsets + np.arange(lengths.sum())] = y_b
+        bounds[better] = self.document_bounds(X_better, gamma_b, y_b)
+        return gamma, y, bounds
+
+    # ------------------------------------------------------- the protocol
+    def start_from_factors(self, W, H, total):
+        """``lambda`` from a count-scale start: ``eta + N pi_k beta_k``.
+
+        ``beta_k`` is the normalized k-th row of ``H`` and ``pi_k`` the share
+        of ``W @ H``'s total that topic ``k`` carries; the documents' start
+        is drawn (``None``).
+        """
+        dtype = H.dtype
+        W = W.astype(np.float64)
+        H = H.astype(np.float64)
+        mass = W.sum(axis=0) * H.sum(axis=1)
+        share = mass / positive_or_one(mass.sum())
+        beta = H / positive_or_one(H.sum(axis=1))[:, None]
+        lam = beta * (total * share)[:, None]
+        if self.topic_word_prior is not None:
+            lam += self.topic_word_prior
+        # Positive whatever the data (NNDSVDa fills zeros; a topic that
+        # carries no mass must still be a valid Dirichlet parameter).
+        lam = np.maximum(lam, np.finfo(dtype).tiny)
+        return None, lam.astype(dtype, copy=False)
+
+    def doc_step(self, X, W, H, warm):
+        # The first E-step starts from the random draw W, every later one
+        # from all ones, kept per document only where it beats W, the
+        # documents' previous gamma.
+        if warm:
+            gamma, bound, counts = self.e_step(X, H, warm=W)
+        else:
+            gamma, bound, counts = self.e_step(X, H, W)
+        return gamma, {"loss": -bound, "counts": counts}
+
+    def topic_step(self, H, stats):
+        eta = self.topic_word_prior
+        counts = stats["counts"]
+        return (counts if eta is None else eta + counts).astype(H.dtype), None
+
+    def online_step(self, H, counts, doc_ratio, rho):
+        """Hoffman et al.'s stochastic natural-gradient step on the topics."""
+        eta = self.topic_word_prior or 0.0
+        return ((1 - rho) * H + rho * (eta + doc_ratio * counts)).astype(H.dtype)
+
+    def doc_loss(self, X, W, H):
+        # The bound of the state: the topics H and the E-step's gamma for
+        # them, from all ones and, in training, from the documents' last
+        # gamma W where that is better (W=None: from all ones only).
+        return -self.e_step(X, H, warm=W)[1]
+
+    def topic_loss(self, H):
+        return -self.topic_bound(H)
+
+    def fold_in(self, X, H):
+        """``gamma`` of ``X`` with the topics fixed, from the all-ones start.
+
+        The deterministic start of scikit-learn's ``transform``; each
+        document stops on its own, so its result does not depend on the
+        other documents of ``X``.
+        """
+        return self.e_step(X, H)[0]
+
+    def doc_output(self, W, p_z=None):
+        return normalize_rows(W)[0]
+
+    def topic_proportions(self, X, H):
+        # P(z|d) under the posterior: E[theta_d] is gamma_d normalized (the
+        # prior alpha included).
+        return normalize_rows(self.fold_in(X, H))[0]
+
+    # ----------------------------------------------------- split-merge moves
+    def merge_pair(self, H):
+        """The two topics that cost least to merge: ``(kept, merged)``.
+
+        The cost is :math:`\\min(n_i, n_j) (1 - \\mathrm{BC}(\\beta_i,
+        \\beta_j))` with :math:`n` the topics' expected counts (``lambda -
+        eta``) and BC the Bhattacharyya coefficient of their normalized
+        rows: near-duplicate topics, or an empty topic with any other.  The
+        heavier topic is kept.
+        """
+        counts = self.topic_counts(H)
+        mass = counts.sum(axis=1)
+        root = np.sqrt(counts / positive_or_one(mass)[:, None])
+        cost = np.minimum.outer(mass, mass) * np.maximum(1.0 - root @ root.T, 0.0)
+        np.fill_diagonal(cost, np.inf)
+        kept, merged = np.unravel_index(np.argmin(cost), cost.shape)
+        if mass[kept] < mass[merged]:
+            kept, merged = merged, kept
+        return int(kept), int(merged)
+
+    def topic_counts(self, H):
+        """The topics' expected counts: ``lambda - eta`` (float64, >= 0)."""
+        return np.maximum(H.astype(np.float64) - (self.topic_word_prior or 0.0), 0.0)
+
+    def topic_entries(self, X, gamma, H, t):
+        """Topic ``t``'s expected counts ``X_dw Theta_dt B_tw / (Theta B)_dw``.
+
+        At the stored entries of the rows ``X`` (with their last E-step's
+        ``gamma``) where the topic holds at least ``_SHARE_FLOOR`` of the
+        word: ``(rows, columns, counts)``.  The responsibilities do not
+        change if a document's row of ``Theta`` is rescaled, so
+        GammaPoissonVI's ``exp(psi(a)) / (b + 1)`` gives the same ones.
+        """
+        H = H.astype(X.dtype, copy=False)
+        Theta = exp_dirichlet_expectation(gamma.astype(X.dtype, copy=False))
+        B = self.topic_expectation(H, slice(None))
+        y = product_at_nonzeros(X, Theta, B)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        share = Theta[rows, t] * B[t, X.indices] / y
+        keep = np.flatnonzero(share >= _SHARE_FLOOR)
+        return rows[keep], X.indices[keep], X.data[keep] * share[keep]
+
+    def moved_topics(self, H, kept, merged, split, halves, columns):
+        """``lambda`` after a move: ``merged`` added to ``kept``, ``split``
+        replaced by the two ``halves`` (on ``columns``), one in each slot."""
+        counts = self.topic_counts(H)
+        new = counts.copy()
+        new[kept] += counts[merged]
+        new[[merged, split]] = 0.0
+        new[np.ix_([merged, split], columns)] = halves
+        new += self.topic_word_prior or 0.0
+        return np.maximum(new, np.finfo(H.dtype).tiny).astype(H.dtype, copy=False)
+
+
+def compact_counts(rows, columns, counts):
+    """The entries as a CSR matrix without empty rows and columns.
+
+    Returns the matrix and the columns of the original its columns are.
+    """
+    used_rows, r = np.unique(rows, return_inverse=True)
+    used_cols, c = np.unique(columns, return_inverse=True)
+    matrix = sp.csr_matrix((counts, (r, c)), shape=(used_rows.size, used_cols.size))
+    return matrix, used_cols
+
+
+def split_gain(counts, random_state):
+    """How far a topic's counts are from one topic: ``N s_2^2``.
+
+    ``s_2`` is the second singular value of
+    :math:`D_r^{-1/2} C D_c^{-1/2}` (the first is 1), with :math:`D_r, D_c`
+    the row and column sums of the counts :math:`C`: ``N s_2^2`` is the part
+    of the chi-square statistic of :math:`C` against independent documents
+    and terms (one topic) along the first axis of correspondence analysis.
+    A topic that merges two topics used by different documents has a large
+    one; a topic that is one topic has only its noise.
+    """
+    if min(counts.shape) < 3:
+        return 0.0
+    r = np.asarray(counts.sum(axis=1)).ravel()
+    c = np.asarray(counts.sum(axis=0)).ravel()
+    scaled = sp.diags(1 / np.sqrt(r)) @ counts @ sp.diags(1 / np.sqrt(c))
+    s = randomized_svd(scaled, 2, n_iter=4, random_state=random_state)[1]
+    return float(r.sum() * s[1] ** 2)
+
+
+class GammaPoissonModel(LDAModel):
+    """Gamma-Poisson factorization (paper 002, Appendix E, Alg. 7).
+
+    :math:`\\theta_{dk} \\sim \\mathrm{Gamma}(\\alpha_k, b)`, normalized
+    point-estimate topics, Poisson counts.  Its iterates are LDA's with
+    point-estimate topics (Lemma E.3); it differs in the bound, which also
+    models the document lengths, and in what it reports.
+
+    Parameters
+    ----------
+    doc_topic_prior, mean_change_tol, max_doc_update_iter
+        As for `LDAModel`.
+    doc_topic_rate : float > 0
+        The Gamma rate :math:`b`.
+    """
+
+    def __init__(
+        self, doc_topic_prior, doc_topic_rate, mean_change_tol, max_doc_update_iter
+    ):
+        super().__init__(doc_topic_prior, None, mean_change_tol, max_doc_update_iter)
+        self.doc_topic_rate = doc_topic_rate
+
+    def document_bounds(self, X, gamma, y):
+        # E log p(X | theta, beta) with the responsibilities at their
+        # optimum, log(Theta' B) = log(Theta B) + psi(sum_k a_dk) - log(b + 1);
+        # minus sum_k E[theta_dk] (the topics sum to one) and the KL terms.
+        alpha = self.doc_topic_prior.astype(gamma.dtype, copy=False)
+        b = float(self.doc_topic_rate)
+        n_d = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
+        a_sum = gamma.sum(axis=1, dtype=np.float64)
+        data = lda_log_likelihood_rows(X, y) + n_d * (psi(a_sum) - np.log(b + 1))
+        log_factorials = sp.csr_matrix(
+            (gammaln(X.data.astype(np.float64) + 1), X.indices, X.indptr),
+            shape=X.shape,
+        ).sum(axis=1)
+        data -= np.asarray(log_factorials).ravel()
+        return data - a_sum / (b + 1) - gamma_kl_rows(gamma, b + 1, alpha, b)
+
+    def doc_output(self, W, p_z=None):
+        return W / W.dtype.type(self.doc_topic_rate + 1)
