@@ -12,15 +12,24 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
+import joblib
 import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+from sklearn.pipeline import make_pipeline
+
+import sklearn_topicfac
+
+from . import __version__, fit_callback
+from .datasets import load_classic3, load_mat_corpus, load_reuters21578
+from .inspection import top_terms
+from .metrics import clustering_accuracy
 
 
 def _estimator_names():
     """The package's estimators by their public names (``__all__`` order)."""
-    from sklearn.base import BaseEstimator
-
-    import sklearn_topicfac
-
     return tuple(
         name
         for name in sklearn_topicfac.__all__
@@ -252,8 +261,6 @@ def _build_parser():
 
 
 def _version():
-    from sklearn_topicfac import __version__
-
     return f"%(prog)s {__version__}"
 
 
@@ -398,8 +405,6 @@ def _read_labeled_lines(path):
 
 
 def _read_mat(path):
-    from sklearn_topicfac.datasets import load_mat_corpus
-
     X, y, vocabulary, _ = load_mat_corpus(path)
     if X.shape[0] == 0:
         raise _CorpusError(f"{path} holds no documents")
@@ -415,8 +420,6 @@ def _read_mat(path):
 def _read_reuters(path):
     # The loader's own reading of the SGML records, with our vectorizer
     # options applied afterwards like for any raw text.
-    from sklearn_topicfac.datasets import load_reuters21578
-
     identity = _Passthrough()
     _, y, _, class_names = load_reuters21578(path, vectorizer=identity)
     return _Corpus(f"{path}", docs=identity.docs, labels=y, label_names=class_names)
@@ -426,8 +429,6 @@ class _Passthrough:
     """A stand-in vectorizer that keeps the documents a loader hands it."""
 
     def fit_transform(self, docs):
-        import scipy.sparse as sp
-
         self.docs = list(docs)
         return sp.csr_matrix((len(self.docs), 0))
 
@@ -436,8 +437,6 @@ class _Passthrough:
 
 
 def _bundled_corpus():
-    from sklearn_topicfac.datasets import load_classic3
-
     corpus = load_classic3()
     return _Corpus(
         "Classic3",
@@ -482,8 +481,6 @@ def _stop_words(args, raw_text):
 
 def _vectorize(corpus, args):
     """Counts of the corpus; the fitted vectorizer (None for count input)."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
     if corpus.docs is not None:
         vectorizer = CountVectorizer(
             stop_words=_stop_words(args, raw_text=True),
@@ -524,8 +521,6 @@ def _column_filter(X, vocabulary, args):
     keep &= (df >= low) & (df <= high)
     stop = _stop_words(args, raw_text=False)
     if stop == "english":
-        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
         keep &= ~np.isin(vocabulary.astype(str), list(ENGLISH_STOP_WORDS))
     if args.max_features is not None and keep.sum() > args.max_features:
         totals = np.asarray(X.sum(axis=0)).ravel()
@@ -579,8 +574,6 @@ def _progress(estimator, enabled, stream):
     so its bar counts up to ``(n_init + split_merge) * max_iter`` and also
     usually stops short; SimplexPLSA's bar counts its PLSA step.
     """
-    from sklearn_topicfac import fit_callback
-
     if not enabled:
         yield
         return
@@ -598,8 +591,6 @@ def _progress(estimator, enabled, stream):
 
 # ---------------------------------------------------------------------- run
 def _make_estimator(name, args, n_features):
-    import sklearn_topicfac
-
     Estimator = getattr(sklearn_topicfac, name)
     params = dict(
         n_components=args.n_components,
@@ -625,16 +616,10 @@ def _document_topics(estimator, X):
 
 
 def _print_topics(estimator, vocabulary, n_top):
-    from sklearn_topicfac.inspection import top_terms
-
     print(top_terms(estimator, vocabulary, n_top=n_top))
 
 
 def _print_clustering(corpus, clusters, k):
-    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
-
-    from sklearn_topicfac.metrics import clustering_accuracy
-
     y, names = corpus.labels, corpus.label_names
     for topic in range(k):
         members = y[clusters == topic]
@@ -699,9 +684,6 @@ def _run(args):
         _write_doc_topics(args.doc_topics, corpus, theta)
         print(f"document-topic matrix written to {args.doc_topics}")
     if args.save_model:
-        import joblib
-        from sklearn.pipeline import make_pipeline
-
         model = (
             estimator if vectorizer is None else make_pipeline(vectorizer, estimator)
         )

@@ -1,0 +1,92 @@
+"""The architecture of the package: floors, no import circle, thin estimators.
+
+The package reads in floors (``kernels`` and ``_validation`` at the bottom,
+then ``models``, ``engine``, ``estimators``, the helpers and the command
+line).  The floors are an import-linter contract in ``pyproject.toml``;
+these tests run it, and check with grimp (import-linter's import graph,
+which sees every import statement, function-level ones included) that no
+module takes part in an import circle.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _import_graph():
+    return grimp.build_graph("sklearn_topicfac", cache_dir=None)
+
+
+def _circles(graph):
+    """Strongly connected groups of more than one module (Tarjan's algorithm)."""
+    modules = sorted(graph.modules)
+    index, low, on_stack, stack, groups = {}, {}, set(), [], []
+
+    def visit(module):
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for other in sorted(graph.find_modules_directly_imported_by(module)):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                other = stack.pop()
+                on_stack.discard(other)
+                group.append(other)
+                if other == module:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in modules:
+        if module not in index:
+            visit(module)
+    return groups
+
+
+def test_no_import_circle():
+    assert _circles(_import_graph()) == []
+
+
+def test_the_circle_check_finds_a_circle():
+    graph = grimp.ImportGraph()
+    for module in ("a", "b", "c"):
+        graph.add_module(module)
+    graph.add_import(importer="a", imported="b")
+    graph.add_import(importer="b", imported="c")
+    assert _circles(graph) == []
+    graph.add_import(importer="c", imported="a")
+    assert _circles(graph) == [["a", "b", "c"]]
+
+
+def test_imports_run_downward_only():
+    command = "from importlinter.cli import lint_imports; raise SystemExit("
+    command += "lint_imports(no_cache=True, no_logo=True))"
+    result = subprocess.run(
+        [sys.executable, "-c", command], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 kept, 0 broken" in result.stdout
+
+
+@pytest.mark.parametrize("floor", ["kernels", "models", "engine"])
+def test_lower_floors_know_no_estimator(floor):
+    graph = _import_graph()
+    imported = {
+        other
+        for module in graph.find_descendants(f"sklearn_topicfac.{floor}")
+        | {f"sklearn_topicfac.{floor}"}
+        for other in graph.find_modules_directly_imported_by(module)
+    }
+    assert not {m for m in imported if m.startswith("sklearn_topicfac.estimators")}
+    assert "sklearn_topicfac" not in imported
