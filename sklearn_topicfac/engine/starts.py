@@ -217,6 +217,13 @@ def nndsvda_start(runner, k, random_state):
     n, m = runner.shape
     dtype = runner.dtype
     U, S, Vt = randomized_svd(runner, k, random_state)
+    # A document or term without counts has no part in X's singular vectors;
+    # the SVD leaves rounding noise of either sign there (1e-17, depending on
+    # how the products were summed), whose positive part would be kept and
+    # stay near zero, where an exact zero is filled: zero it, so that the
+    # start does not depend on where the data lives.
+    U[runner.row_product(np.ones((m, 1), dtype=dtype)).ravel() == 0] = 0
+    Vt[:, runner.col_product(np.ones((n, 1), dtype=dtype)).ravel() == 0] = 0
     W = np.zeros((n, k), dtype=dtype)
     H = np.zeros((k, m), dtype=dtype)
     for j in range(k):
