@@ -21,7 +21,7 @@ from numpy.testing import assert_allclose
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 
-from sklearn_topicfac import KLNMF, LDAVI, PLSI, JointNMF, NormalizedNMF
+from sklearn_topicfac import KLNMF, LDAVI, PLSI, GammaPoissonVI, JointNMF, NormalizedNMF
 from sklearn_topicfac.distributed import fit_dask
 from sklearn_topicfac.engine.dask import DaskData, runner_for
 from sklearn_topicfac.engine.iterations import start
@@ -90,6 +90,28 @@ def test_distributed_fit_equals_in_memory_fit(client, Estimator, params):
     if hasattr(local, "p_d_given_z_"):
         assert_allclose(local.p_d_given_z_, on_cluster.p_d_given_z_, rtol=1e-6)
         assert_allclose(local.p_z_, on_cluster.p_z_, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "Estimator",
+    [KLNMF, NormalizedNMF, PLSI, JointNMF, LDAVI, GammaPoissonVI],
+    ids=lambda E: E.__name__,
+)
+def test_distributed_fit_at_default_parameters_equals_in_memory_fit(client, Estimator):
+    # The start included (NNDSVDa from products of the blocks on the
+    # workers), and the split-merge moves of LDAVI and GammaPoissonVI, one of
+    # which is kept on this corpus (4 planted topics, 5 fitted).
+    X = planted_counts(n=120, m=70, k=4, seed=0)
+    local = Estimator(n_components=5, random_state=0).fit(X)
+    on_cluster = Estimator(n_components=5, random_state=0).fit(_dask(X, rows=45))
+    _close(local, on_cluster)
+    assert on_cluster.n_iter_ == local.n_iter_
+    moves = getattr(local, "split_merge_moves_", [])
+    assert [m["accepted"] for m in moves] == [
+        m["accepted"] for m in getattr(on_cluster, "split_merge_moves_", [])
+    ]
+    if moves:
+        assert moves[0]["accepted"]
 
 
 def test_distributed_fit_from_a_custom_start_and_float32(client):

@@ -15,6 +15,7 @@ from sklearn_topicfac import (
     KLNMF,
     LDAVI,
     PLSI,
+    GammaPoissonVI,
     HybridNMFPLSI,
     JointNMF,
     NormalizedNMF,
@@ -39,6 +40,46 @@ def _same_fit(a, b, rtol=1e-6):
 def test_blocks_fit_equals_in_memory_fit(Estimator):
     X = planted_counts(n=250, m=50, seed=1)
     _same_fit(Estimator(**KW).fit(X), Estimator(**KW).fit(Blocks(X, block_size=60)))
+
+
+BLOCKWISE = [KLNMF, NormalizedNMF, PLSI, JointNMF, LDAVI, GammaPoissonVI]
+
+
+def _same_moves(a, b):
+    """The same split-merge moves, decided the same way (bounds to rounding)."""
+    moves_a = getattr(a, "split_merge_moves_", [])
+    moves_b = getattr(b, "split_merge_moves_", [])
+    assert [(m["merged"], m["split"], m["accepted"]) for m in moves_a] == [
+        (m["merged"], m["split"], m["accepted"]) for m in moves_b
+    ]
+    for m_a, m_b in zip(moves_a, moves_b, strict=True):
+        assert_allclose(m_a["bound_after"], m_b["bound_after"], rtol=1e-9)
+
+
+@pytest.mark.parametrize("Estimator", BLOCKWISE)
+def test_blocks_fit_at_default_parameters_equals_in_memory_fit(Estimator):
+    # The start included: NNDSVDa from products of the blocks with thin
+    # matrices, and LDAVI's and GammaPoissonVI's split-merge moves made on
+    # the blocks.  On this corpus (4 planted topics, 5 fitted) a move is
+    # kept in memory, so the moves are really exercised.
+    X = planted_counts(n=120, m=70, k=4, seed=0)
+    memory = Estimator(n_components=5, random_state=0).fit(X)
+    blocks = Estimator(n_components=5, random_state=0).fit(Blocks(X, block_size=50))
+    _same_fit(memory, blocks)
+    assert blocks.n_iter_ == memory.n_iter_
+    _same_moves(memory, blocks)
+    if hasattr(memory, "split_merge_moves_"):
+        assert memory.split_merge_moves_[0]["accepted"]
+        assert blocks.n_batch_iter_ == memory.n_batch_iter_
+
+
+def test_blocks_fit_with_restarts_equals_in_memory_fit():
+    X = planted_counts(n=120, m=70, k=4, seed=1)
+    kw = dict(n_components=5, n_init=3, random_state=0)
+    memory = LDAVI(**kw).fit(X)
+    blocks = LDAVI(**kw).fit(Blocks(X, block_size=50))
+    _same_fit(memory, blocks)
+    _same_moves(memory, blocks)
 
 
 def test_every_kind_of_source_gives_the_same_fit(tmp_path):
