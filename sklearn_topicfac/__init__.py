@@ -11,30 +11,10 @@ The package reads in floors, each importing only the floors below it:
   `distributed` and the command line.
 """
 
+from . import estimators
 from .engine import IterationInfo, fit_callback
-from .estimators import (
-    KLNMF,
-    LDAVI,
-    PLSI,
-    GammaPoissonVI,
-    HybridNMFPLSI,
-    JointNMF,
-    NormalizedNMF,
-    SimplexPLSA,
-)
+from .estimators import *  # noqa: F403 (the eight estimators, listed once there)
 
 __version__ = "0.1.0.dev0"
 
-__all__ = [
-    "GammaPoissonVI",
-    "HybridNMFPLSI",
-    "IterationInfo",
-    "JointNMF",
-    "KLNMF",
-    "LDAVI",
-    "NormalizedNMF",
-    "PLSI",
-    "SimplexPLSA",
-    "__version__",
-    "fit_callback",
-]
+__all__ = [*estimators.__all__, "IterationInfo", "fit_callback", "__version__"]

@@ -10,6 +10,7 @@ import sys
 import time
 import warnings
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import joblib
@@ -265,27 +266,26 @@ def _version():
 
 
 # ------------------------------------------------------------------ corpora
+@dataclass
 class _Corpus:
     """What a reader returns: raw documents or a count matrix, and labels."""
 
-    def __init__(
-        self,
-        name,
-        *,
-        docs=None,
-        X=None,
-        vocabulary=None,
-        labels=None,
-        label_names=None,
-        doc_ids=None,
-    ):
-        self.name = name
-        self.docs = docs
-        self.X = X
-        self.vocabulary = vocabulary
-        self.labels = labels
-        self.label_names = label_names
-        self.doc_ids = doc_ids
+    name: str
+    docs: list | None = None
+    X: object = None
+    vocabulary: object = None
+    labels: object = None
+    label_names: object = None
+    doc_ids: list | None = None
+
+
+def _numbered_corpus(path, docs, labels=None):
+    """Documents read from one file, numbered from 1, with their labels encoded."""
+    codes = names = None
+    if labels is not None:
+        codes, names = _encode(labels)
+    ids = [str(i) for i in range(1, len(docs) + 1)]
+    return _Corpus(f"{path}", docs=docs, labels=codes, label_names=names, doc_ids=ids)
 
 
 def _detect_format(path):
@@ -359,16 +359,10 @@ def _read_table(path, delimiter, text_column, label_column):
     if not rows:
         raise _CorpusError(f"{path} holds no documents (only a header row)")
     docs = [row[text_column] or "" for row in rows]
-    labels = label_names = None
+    labels = None
     if label_column is not None:
-        labels, label_names = _encode([row[label_column] or "" for row in rows])
-    return _Corpus(
-        f"{path}",
-        docs=docs,
-        labels=labels,
-        label_names=label_names,
-        doc_ids=[str(i) for i in range(1, len(rows) + 1)],
-    )
+        labels = [row[label_column] or "" for row in rows]
+    return _numbered_corpus(path, docs, labels)
 
 
 def _read_lines(path):
@@ -376,9 +370,7 @@ def _read_lines(path):
     docs = [line for line in text.splitlines() if line.strip()]
     if not docs:
         raise _CorpusError(f"{path} holds no documents (no non-empty line)")
-    return _Corpus(
-        f"{path}", docs=docs, doc_ids=[str(i) for i in range(1, len(docs) + 1)]
-    )
+    return _numbered_corpus(path, docs)
 
 
 def _read_labeled_lines(path):
@@ -394,14 +386,7 @@ def _read_labeled_lines(path):
         docs.append(tokens)
     if not docs:
         raise _CorpusError(f"{path} holds no documents")
-    codes, names = _encode(labels)
-    return _Corpus(
-        f"{path}",
-        docs=docs,
-        labels=codes,
-        label_names=names,
-        doc_ids=[str(i) for i in range(1, len(docs) + 1)],
-    )
+    return _numbered_corpus(path, docs, labels)
 
 
 def _read_mat(path):

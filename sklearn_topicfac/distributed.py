@@ -8,22 +8,12 @@ sparse), to ``fit`` while a ``dask.distributed`` client is active::
     X = dask.array.from_array(X_csr, chunks=(10_000, -1), asarray=False)
     model = PLSI(n_components=50).fit(X)        # runs on the cluster
 
-Each row block is validated and kept on a worker together with its own
-document factor.  One iteration sends the topics (``k x n_features``) to
-every worker, runs each block's document step where the block lives, sums
-the blocks' topic statistics on each worker, and brings one sum per worker
-back to the client, which updates the topics.  Communication per iteration
-is therefore ``O(k x n_features)`` per worker, independent of the number of
-documents.  The iterations are those of the in-memory fit: from the same
-start the result is the same up to rounding (tested, rtol 1e-6 in float64).
-
-Surviving the loss of a worker: a block's data is recomputed from the dask
-array's graph, and a block's document factor is either replicated (every
-``checkpoint_every`` iterations the factors are copied to a second worker)
-or recomputed from the last replicated one by replaying the document steps
-since then (the topics of those iterations are kept on every worker until
-the next checkpoint).  A fit that loses a worker finishes with the result
-of an undisturbed one (tested by killing a worker process mid-fit).
+The blocks and their document factors stay on the workers; one iteration
+moves the topics to the workers and one sum of statistics per worker back,
+``O(k x n_features)`` per worker whatever the number of documents.  A fit
+survives the loss of a worker (its blocks are recomputed from the graph,
+their document factors from a checkpoint and the steps since).  How it
+works: `sklearn_topicfac.engine.dask`.
 
 Without an active client, a dask array is fitted out-of-core in this
 process, one block at a time (see `sklearn_topicfac.out_of_core`).  Dask

@@ -25,6 +25,19 @@ class Settings:
     n_init: int = 1
     moves: int = 0
 
+    def loop(self, iterate, final_loss, run="fit", describe=None):
+        """`iteration_loop` with these settings: ``(history, n_iter, converged)``."""
+        return iteration_loop(
+            iterate,
+            final_loss,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            verbose=self.verbose,
+            name=self.name,
+            run=run,
+            describe=describe,
+        )
+
 
 @dataclass
 class Run:
@@ -65,15 +78,8 @@ def run(model, runner, H, settings, *, warm, label="fit"):
         final.update(runner.finish(model, H, scale))
         return final["loss"] + model.topic_loss(H)
 
-    history, n_iter, converged = iteration_loop(
-        iterate,
-        final_loss,
-        max_iter=settings.max_iter,
-        tol=settings.tol,
-        verbose=settings.verbose,
-        name=settings.name,
-        run=label,
-        describe=runner.describe,
+    history, n_iter, converged = settings.loop(
+        iterate, final_loss, run=label, describe=runner.describe
     )
     return Run(H, history, n_iter, converged, final["w_sum"], n_iter)
 
@@ -152,14 +158,6 @@ def run_online(model, runner, H, settings, online, *, label="fit"):
     def final_loss():
         return model.doc_loss(X, W, state["H"]) + model.topic_loss(state["H"])
 
-    history, n_iter, converged = iteration_loop(
-        iterate,
-        final_loss,
-        max_iter=settings.max_iter,
-        tol=settings.tol,
-        verbose=settings.verbose,
-        name=settings.name,
-        run=label,
-    )
+    history, n_iter, converged = settings.loop(iterate, final_loss, run=label)
     runner.restore([runner.source.block.sort(W)])
     return Run(state["H"], history, n_iter, converged, W.sum(axis=0), state["step"] - 1)

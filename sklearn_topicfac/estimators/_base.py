@@ -42,6 +42,12 @@ class TopicEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     def inverse_transform(self, X):
         """Map a document representation back to feature space: ``X @ components_``.
 
+        For the estimators whose ``transform`` gives ``P(z|d)`` and whose
+        ``components_`` are ``P(w|z)`` (PLSI, HybridNMFPLSI, JointNMF with
+        ``normalize="both"``) this is ``P(w|d)``: multiply each row by its
+        document length to get expected counts.  For KLNMF, ``transform(X)
+        @ components_`` estimates ``X``.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_components)

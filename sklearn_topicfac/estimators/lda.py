@@ -166,20 +166,23 @@ class _Variational(TopicFactorization):
         return -(model.doc_loss(X, None, H) + model.topic_loss(H))
 
     def inverse_transform(self, X):
-        """Map topic proportions to word distributions ``P(w|d)``.
+        """Map a document representation to the topics' word distributions.
 
-        ``P(w|d) = P(z|d) @ E[beta]``, with ``E[beta]`` the normalized rows of
-        ``components_``.  Multiply each row by a document length to get
-        expected counts.
+        ``X @ E[beta]``, with ``E[beta]`` the normalized rows of
+        ``components_``.  For LDAVI's topic proportions (``transform``'s
+        output) this is ``P(w|d)``: multiply each row by a document length to
+        get expected counts.  For GammaPoissonVI's topic weights
+        ``E[theta]`` it is the expected counts ``E[theta] @ beta`` directly.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_components)
-            Topic proportions, e.g. the output of ``transform``.
+            Topic proportions (LDAVI) or weights (GammaPoissonVI), e.g. the
+            output of ``transform``.
 
         Returns
         -------
-        P_w_given_d : ndarray of shape (n_samples, n_features)
+        X_original : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
         return reconstruct(X, normalize_rows(self.components_)[0])
@@ -690,17 +693,3 @@ default=None
             self.mean_change_tol,
             self.max_doc_update_iter,
         )
-
-    def inverse_transform(self, X):
-        """Expected counts ``E[theta] @ beta`` from topic weights.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_components)
-            Topic weights, e.g. the output of ``transform``.
-
-        Returns
-        -------
-        X_original : ndarray of shape (n_samples, n_features)
-        """
-        return super().inverse_transform(X)

@@ -132,19 +132,3 @@ class PLSI(StepwiseEM, TopicFactorization):
 
     def _build_model(self):
         return PLSIModel(self.beta, fold_in_iter=self.max_iter, fold_in_tol=self.tol)
-
-    def inverse_transform(self, X):
-        """Map ``P(z|d)`` back to word distributions ``P(w|d) = P(z|d) @ P(w|z)``.
-
-        Multiply each row by its document length to get expected counts.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_components)
-            Topic proportions, e.g. the output of ``transform``.
-
-        Returns
-        -------
-        P_w_given_d : ndarray of shape (n_samples, n_features)
-        """
-        return super().inverse_transform(X)
