@@ -162,7 +162,7 @@ def make_estimator(k, n_iter):
 def run_out_of_core(manifest, k, n_iter):
     from scipy.sparse import load_npz
 
-    from sklearn_topicfac import _kernels
+    from sklearn_topicfac.kernels import _parallel
     from sklearn_topicfac.out_of_core import Blocks
 
     paths = [b["path"] for b in manifest["blocks"]]
@@ -184,15 +184,15 @@ def run_out_of_core(manifest, k, n_iter):
         "seconds_per_iteration": (times[n_iter] - times[1]) / (n_iter - 1),
         "loss": losses[n_iter],
         "peak_rss_kb": peak_rss_kb(),
-        "threads": _kernels._N_THREADS,
+        "threads": _parallel.N_THREADS,
         "load_average": load,
     }
 
 
 def _set_kernel_threads(n):
-    from sklearn_topicfac import _kernels
+    from sklearn_topicfac.kernels import _parallel
 
-    _kernels._N_THREADS = n
+    _parallel.N_THREADS = n
     return n
 
 

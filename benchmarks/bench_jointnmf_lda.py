@@ -50,7 +50,8 @@ import sklearn
 from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.utils import gen_batches
 
-from sklearn_topicfac import KLNMF, LDAVI, _kernels
+from sklearn_topicfac import KLNMF, LDAVI
+from sklearn_topicfac.kernels import _parallel
 
 try:
     from sklearn_topicfac import JointNMF
@@ -406,7 +407,7 @@ def main(argv=None):
         f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn "
         f"{sklearn.__version__}; {os.cpu_count()} cores, load average "
         f"{os.getloadavg()[0]:.1f}; sklearn_topicfac kernels use up to "
-        f"{_kernels._N_THREADS} threads (LDAVI's E-step one), scikit-learn's "
+        f"{_parallel.N_THREADS} threads (LDAVI's E-step one), scikit-learn's "
         "LDA n_jobs=None (one process)."
     )
     for name, X_train, X_test in corpora:

@@ -48,7 +48,7 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from sklearn_topicfac import KLNMF, PLSI, HybridNMFPLSI
-from sklearn_topicfac._base import _kmeans_labels
+from sklearn_topicfac.engine.starts import kmeans_labels
 from sklearn_topicfac.datasets import (
     load_classic3,
     load_labeled_text,
@@ -184,7 +184,7 @@ def run_seed(X, y, seed, max_iter, tol):
             out["seconds"][key] = time.perf_counter() - start
             return est
 
-        out["labels"]["K-means"] = timed("K-means", lambda: _kmeans_labels(X, k, seed))
+        out["labels"]["K-means"] = timed("K-means", lambda: kmeans_labels(X, k, seed))
         nmf = timed(
             "NMF", lambda: KLNMF(init="kmeans", random_state=seed, **common).fit(X)
         )

@@ -10,7 +10,8 @@ from measure import (
 )
 from sklearn.decomposition import LatentDirichletAllocation
 
-from sklearn_topicfac import _kernels as K
+from sklearn_topicfac import kernels as K
+from sklearn_topicfac.kernels import _parallel, products
 
 
 def ldavi_class():
@@ -35,7 +36,7 @@ def completion_perplexity(topics, observed, held, n_sweeps=100):
     theta = np.full((observed.shape[0], phi.shape[0]), 1.0 / phi.shape[0])
     for _ in range(n_sweeps):
         R = K.ratio_at_nonzeros(observed, theta, phi)
-        theta = theta * K._sparse_dense_product(R, phi.T)
+        theta = theta * products.sparse_dense_product(R, phi.T)
         theta /= theta.sum(axis=1, keepdims=True)
     y = K.product_at_nonzeros(held, theta, phi)
     log_lik = np.sum(held.data * np.log(np.maximum(y, 1e-300)))

@@ -6,8 +6,9 @@ from measure import interleaved, median, traced_peak
 from sklearn.decomposition import NMF
 
 from sklearn_topicfac import KLNMF, PLSI, JointNMF, NormalizedNMF
-from sklearn_topicfac import _kernels as K
-from sklearn_topicfac._kernels import kl_divergence, kl_divergence_from_ratio
+from sklearn_topicfac import kernels as K
+from sklearn_topicfac.kernels import _parallel, products
+from sklearn_topicfac.kernels import kl_divergence, kl_divergence_from_ratio
 
 OURS = {
     "KLNMF": KLNMF,
@@ -153,12 +154,12 @@ def _mib(n_bytes):
 
 def _with_threads(n_threads, fn, *args):
     def call():
-        saved = K._N_THREADS
-        K._N_THREADS = n_threads
+        saved = _parallel.N_THREADS
+        _parallel.N_THREADS = n_threads
         try:
             return fn(*args)
         finally:
-            K._N_THREADS = saved
+            _parallel.N_THREADS = saved
 
     return call
 
@@ -238,7 +239,7 @@ def kernel_rows(X, k, repeats, n_threads, bandwidth_gbs, cache_gbs):
             2 * gathered,
         ),
         "R @ H.T (SpMM)": (
-            lambda: K._sparse_dense_product(R, H.T),
+            lambda: products.sparse_dense_product(R, H.T),
             lambda: np.asarray(R @ Ht),
             sparse_bytes + nnz * s + factor_bytes,
             None,

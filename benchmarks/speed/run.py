@@ -29,7 +29,8 @@ import numpy as np  # noqa: E402
 from measure import release_freed_memory  # noqa: E402
 
 import sklearn_topicfac  # noqa: E402
-from sklearn_topicfac import _kernels as K  # noqa: E402
+from sklearn_topicfac import kernels as K
+from sklearn_topicfac.kernels import _parallel, products  # noqa: E402
 
 SETTINGS = {
     "quick": {
@@ -128,7 +129,7 @@ def main(argv=None):
     parser.add_argument("--skip-lda", action="store_true")
     parser.add_argument("--skip-nmf", action="store_true")
     parser.add_argument(
-        "--threads", type=int, default=K._N_THREADS, help="kernel threads (ours)"
+        "--threads", type=int, default=_parallel.N_THREADS, help="kernel threads (ours)"
     )
     parser.add_argument(
         "--data-dir",
@@ -146,7 +147,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     cfg = SETTINGS["quick" if args.quick else "full"]
     names = args.corpora.split(",") if args.corpora else cfg["corpora"]
-    K._N_THREADS = args.threads
+    _parallel.N_THREADS = args.threads
     release_freed_memory()
     began = time.perf_counter()
     out = Report()
