@@ -11,17 +11,16 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _estimators import ALL_ESTIMATORS
+from _estimators import ALL_ESTIMATORS, REGISTRY
 from sklearn.exceptions import DataConversionWarning
 
 ALL = ALL_ESTIMATORS
-BY_NAME = {cls.__name__: cls for cls in ALL}
-KL = [e for e in ALL if e is not BY_NAME["SimplexPLSA"]]
+# The KL factorizations of non-negative data: all but SimplexPLSA.
+KL = [spec.cls for spec in REGISTRY if spec.counts_only]
 # Estimators whose custom start is a pair (W, H) of non-negative factors.
-CUSTOM_WH = [
-    BY_NAME[name]
-    for name in ("KLNMF", "NormalizedNMF", "PLSI", "JointNMF", "HybridNMFPLSI")
-]
+CUSTOM_WH = [spec.cls for spec in REGISTRY if spec.custom_start == "WH"]
+# The variational estimators, whose custom start is the topics' lambda only.
+CUSTOM_TOPICS = [spec.cls for spec in REGISTRY if spec.custom_start == "H"]
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -84,9 +83,7 @@ def test_custom_start_of_another_dtype_is_converted_with_a_warning(Estimator):
         )
 
 
-@pytest.mark.parametrize(
-    "Estimator", [BY_NAME["LDAVI"], BY_NAME["GammaPoissonVI"]], ids=_name
-)
+@pytest.mark.parametrize("Estimator", CUSTOM_TOPICS, ids=_name)
 def test_variational_custom_start_must_be_positive(Estimator):
     with pytest.raises(ValueError, match="all zeros"):
         Estimator(3, init="custom").fit(_counts(), H=np.zeros((3, 9)))

@@ -1,6 +1,5 @@
 """HybridNMFPLSI (paper 001) and the smoothed K-means start every estimator inherits."""
 
-import pickle
 import re
 import warnings
 
@@ -9,13 +8,11 @@ import pytest
 import scipy.sparse as sp
 from _corpora import planted_counts
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import GridSearchCV
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_topicfac import KLNMF, PLSI, HybridNMFPLSI, JointNMF, NormalizedNMF
-from sklearn_topicfac._base import _kmeans_labels
+from sklearn_topicfac.engine.starts import kmeans_labels, kmeans_start
+from sklearn_topicfac.kernels import kl_divergence
 from sklearn_topicfac.metrics import clustering_accuracy
 
 X_PLANTED = planted_counts(n=120, m=80, k=4, seed=0)
@@ -32,13 +29,6 @@ def _blocks(n_per_class=15, n_classes=3, m_per_class=8, seed=0):
     return rng.poisson(rate).astype(np.float64), y
 
 
-# ------------------------------------------------------ scikit-learn checks
-# Fewer rounds and iterations than the defaults, to keep the checks fast.
-@parametrize_with_checks([HybridNMFPLSI(n_rounds=3, max_iter=50)])
-def test_sklearn_estimator_checks(estimator, check):
-    check(estimator)
-
-
 # --------------------------------------------------- the K-means start (base)
 @pytest.mark.parametrize("sparse", [False, True])
 def test_kmeans_start_matches_its_definition(sparse):
@@ -46,9 +36,8 @@ def test_kmeans_start_matches_its_definition(sparse):
     X[4] = 0  # a document without words
     Xs = sp.csr_matrix(X) if sparse else X
     k = 3
-    est = KLNMF(n_components=k, init="kmeans", random_state=0)
-    W, H = est._kmeans_start(sp.csr_matrix(Xs))
-    labels = _kmeans_labels(sp.csr_matrix(X), k, 0)
+    W, H = kmeans_start(sp.csr_matrix(Xs), k, random_state=0)
+    labels = kmeans_labels(sp.csr_matrix(X), k, 0)
     n_d = X.sum(axis=1)
     # W = N_d * P(z|d), with P(z|d) = (indicator + 0.2) / (1 + 0.2 k).
     expected = np.full((X.shape[0], k), 0.2)
@@ -67,7 +56,7 @@ def test_kmeans_start_matches_its_definition(sparse):
 
 def test_kmeans_start_recovers_separated_clusters():
     X, y = _blocks()
-    labels = _kmeans_labels(sp.csr_matrix(X), 3, 0)
+    labels = kmeans_labels(sp.csr_matrix(X), 3, 0)
     assert clustering_accuracy(y, labels) == 1.0
 
 
@@ -193,8 +182,7 @@ def test_fitted_parametrization_is_plsi():
     assert_allclose(est.embedding_.sum(axis=1), 1, rtol=1e-12)
     # N P(z) P(d|z) P(w|z) reproduces the final objective.
     W = est.p_d_given_z_ * est.p_z_ * X_PLANTED.sum()
-    nmf = KLNMF(n_components=4)
-    assert_allclose(nmf._loss(X_PLANTED, W, est.components_), est.loss_, rtol=1e-12)
+    assert_allclose(kl_divergence(X_PLANTED, W, est.components_), est.loss_, rtol=1e-12)
 
 
 def test_clusters_separated_corpus():
@@ -218,79 +206,3 @@ def test_transform_is_plsi_fold_in(sparse):
     idx = [5, 0, 17, 17]
     assert_array_equal(est.transform(X[idx]), est.transform(X)[idx])
     assert_allclose(est.inverse_transform(est.transform(X)).sum(axis=1), 1)
-
-
-def test_empty_document_gets_the_prior():
-    X = X_PLANTED.toarray()
-    X[7] = 0
-    est = HybridNMFPLSI(n_components=4, random_state=0).fit(X)
-    assert_allclose(est.embedding_[7], est.p_z_, rtol=1e-12)
-    assert_allclose(est.transform(np.zeros((1, X.shape[1])))[0], est.p_z_)
-
-
-# ------------------------------------------------------- shared contracts
-def test_sparse_equals_dense():
-    params = dict(n_components=4, random_state=0, max_iter=30, n_rounds=3)
-    dense = HybridNMFPLSI(**params).fit(X_PLANTED.toarray())
-    for X in (X_PLANTED, sp.csc_matrix(X_PLANTED)):
-        est = HybridNMFPLSI(**params).fit(X)
-        assert_allclose(est.components_, dense.components_, rtol=1e-10)
-        assert_allclose(est.phase_losses_, dense.phase_losses_, rtol=1e-10)
-        assert_allclose(est.transform(X), dense.transform(X_PLANTED), rtol=1e-10)
-
-
-def test_float32_preserved_and_close_to_float64():
-    params = dict(n_components=4, random_state=0, max_iter=20, n_rounds=2, tol=0)
-    e64 = HybridNMFPLSI(**params).fit(X_PLANTED)
-    e32 = HybridNMFPLSI(**params).fit(X_PLANTED.astype(np.float32))
-    T32 = e32.transform(X_PLANTED.astype(np.float32))
-    for value in (e32.components_, e32.embedding_, e32.p_z_, T32):
-        assert value.dtype == np.float32
-    # 80 multiplicative iterations compound float32 rounding (eps ~ 1e-7).
-    assert_allclose(e32.phase_losses_, e64.phase_losses_, rtol=1e-4)
-    assert_allclose(e32.components_, e64.components_, rtol=1e-2, atol=1e-6)
-
-
-def test_input_never_modified():
-    X = X_PLANTED.copy()
-    X.data[:3] = 0  # stored zeros, to be dropped on a copy
-    snapshot = (X.data.copy(), X.indices.copy(), X.indptr.copy())
-    est = HybridNMFPLSI(n_components=3, random_state=0, max_iter=20)
-    est.fit_transform(X)
-    est.score(X)
-    for before, after in zip(snapshot, (X.data, X.indices, X.indptr), strict=True):
-        assert_array_equal(before, after)
-    n, m = X.shape
-    W, H = np.ones((n, 3)), np.ones((3, m))
-    W[:, 0] += 1
-    W0, H0 = W.copy(), H.copy()
-    HybridNMFPLSI(n_components=3, init="custom", max_iter=5).fit(X, W=W, H=H)
-    assert_array_equal(W, W0)
-    assert_array_equal(H, H0)
-
-
-@pytest.mark.parametrize("n_rounds", [0, 1.5, "2"])
-def test_bad_n_rounds_raises(n_rounds):
-    with pytest.raises(ValueError, match="n_rounds"):
-        HybridNMFPLSI(n_rounds=n_rounds).fit(X_PLANTED)
-
-
-def test_negative_input_raises():
-    X = X_PLANTED.toarray()
-    X[0, 0] = -1
-    with pytest.raises(ValueError, match="Negative values.*HybridNMFPLSI"):
-        HybridNMFPLSI(n_components=2).fit(X)
-
-
-def test_clone_pickle_and_grid_search():
-    est = HybridNMFPLSI(n_components=3, random_state=0, max_iter=30).fit(X_PLANTED)
-    restored = pickle.loads(pickle.dumps(est))
-    assert_array_equal(restored.transform(X_PLANTED), est.transform(X_PLANTED))
-    assert_array_equal(clone(est).fit(X_PLANTED).components_, est.components_)
-    search = GridSearchCV(
-        HybridNMFPLSI(random_state=0, max_iter=30, n_rounds=2),
-        {"n_components": [2, 4]},
-        cv=3,
-    ).fit(X_PLANTED)
-    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
-    assert list(est.get_feature_names_out()) == [f"hybridnmfplsi{i}" for i in range(3)]
