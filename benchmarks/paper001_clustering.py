@@ -48,13 +48,13 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from sklearn_topicfac import KLNMF, PLSI, HybridNMFPLSI
-from sklearn_topicfac.engine.starts import kmeans_labels
 from sklearn_topicfac.datasets import (
     load_classic3,
     load_labeled_text,
     load_mat_corpus,
     load_reuters21578,
 )
+from sklearn_topicfac.engine.starts import kmeans_labels
 from sklearn_topicfac.metrics import clustering_disagreement, clustering_scores
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ from measure import (
 from sklearn.decomposition import LatentDirichletAllocation
 
 from sklearn_topicfac import kernels as K
-from sklearn_topicfac.kernels import _parallel, products
+from sklearn_topicfac.kernels import products
 
 
 def ldavi_class():

@@ -7,8 +7,12 @@ from sklearn.decomposition import NMF
 
 from sklearn_topicfac import KLNMF, PLSI, JointNMF, NormalizedNMF
 from sklearn_topicfac import kernels as K
-from sklearn_topicfac.kernels import _parallel, products
-from sklearn_topicfac.kernels import kl_divergence, kl_divergence_from_ratio
+from sklearn_topicfac.kernels import (
+    _parallel,
+    kl_divergence,
+    kl_divergence_from_ratio,
+    products,
+)
 
 OURS = {
     "KLNMF": KLNMF,

@@ -29,8 +29,7 @@ import numpy as np  # noqa: E402
 from measure import release_freed_memory  # noqa: E402
 
 import sklearn_topicfac  # noqa: E402
-from sklearn_topicfac import kernels as K
-from sklearn_topicfac.kernels import _parallel, products  # noqa: E402
+from sklearn_topicfac.kernels import _parallel  # noqa: E402
 
 SETTINGS = {
     "quick": {
