@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from ._docstrings import fill_doc
 from ._validation import to_csr
 
 __all__ = [
@@ -275,6 +276,7 @@ def top_terms(model, feature_names=None, *, n_top=10):
 
 
 # ---------------------------------------------------------------- pyLDAvis
+@fill_doc
 def to_pyldavis(model, X, feature_names=None):
     """The inputs of ``pyLDAvis.prepare`` for a fitted model and its documents.
 
@@ -308,10 +310,9 @@ def to_pyldavis(model, X, feature_names=None):
 
     Examples
     --------
-    >>> import numpy as np
+    {{toy_counts}}
     >>> from sklearn_topicfac import KLNMF
     >>> from sklearn_topicfac.inspection import to_pyldavis
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> data = to_pyldavis(KLNMF(n_components=2, random_state=0).fit(X), X)
     >>> sorted(data)
     ['doc_lengths', 'doc_topic_dists', 'term_frequency', 'topic_term_dists', 'vocab']
@@ -339,6 +340,7 @@ def to_pyldavis(model, X, feature_names=None):
 
 
 # ------------------------------------------------------------------ plots
+@fill_doc
 def plot_top_terms(model, feature_names=None, *, n_top=10, n_cols=4, topics=None):
     """Bar charts of the top terms of each topic, one panel per topic.
 
@@ -361,10 +363,9 @@ def plot_top_terms(model, feature_names=None, *, n_top=10, n_cols=4, topics=None
 
     Examples
     --------
-    >>> import numpy as np
+    {{toy_counts}}
     >>> from sklearn_topicfac import PLSI
     >>> from sklearn_topicfac.inspection import plot_top_terms
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> model = PLSI(n_components=2, random_state=0).fit(X)
     >>> fig = plot_top_terms(model, ["cat", "dog", "stock", "bond"], n_top=3)
     >>> len(fig.axes)
@@ -394,6 +395,7 @@ def plot_top_terms(model, feature_names=None, *, n_top=10, n_cols=4, topics=None
     return fig
 
 
+@fill_doc
 def plot_loss_history(estimator, ax=None):
     """The training objective after every iteration of a fit.
 
@@ -405,19 +407,13 @@ def plot_loss_history(estimator, ax=None):
     ----------
     estimator : fitted estimator, or Pipeline ending in one
         Any estimator of the package.
-    ax : matplotlib Axes or None, default=None
-        Where to draw; ``None`` makes a new figure.
-
-    Returns
-    -------
-    ax : matplotlib.axes.Axes
+    {{plot_axes}}
 
     Examples
     --------
-    >>> import numpy as np
+    {{toy_counts}}
     >>> from sklearn_topicfac import KLNMF
     >>> from sklearn_topicfac.inspection import plot_loss_history
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> ax = plot_loss_history(KLNMF(n_components=2, random_state=0).fit(X))
     >>> ax.get_ylabel()
     'objective (loss_history_)'
@@ -436,6 +432,7 @@ def plot_loss_history(estimator, ax=None):
     return ax
 
 
+@fill_doc
 def plot_document_map(model, X, *, labels=None, feature_names=None, ax=None):
     """Documents placed by their topic proportions on a 2-D topic polygon.
 
@@ -458,21 +455,14 @@ def plot_document_map(model, X, *, labels=None, feature_names=None, ax=None):
     feature_names : array-like of str, fitted vectorizer, or None, default=None
         Vocabulary used to name the vertices by their top three terms; by
         default that of the pipeline or the estimator.
-    ax : matplotlib Axes or None, default=None
-        Where to draw; ``None`` makes a new figure.
-
-    Returns
-    -------
-    ax : matplotlib.axes.Axes
+    {{plot_axes}}
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn_topicfac import PLSI
-    >>> from sklearn_topicfac.inspection import plot_document_map
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
+    {{toy_counts}}
+    >>> from sklearn_topicfac import PLSI, inspection
     >>> model = PLSI(n_components=3, random_state=0).fit(X)
-    >>> ax = plot_document_map(model, X, labels=[0, 0, 1, 1])
+    >>> ax = inspection.plot_document_map(model, X, labels=[0, 0, 1, 1])
     >>> ax.collections[0].get_offsets().shape
     (4, 2)
     """

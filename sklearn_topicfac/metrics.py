@@ -22,6 +22,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from ._docstrings import fill_doc
 from ._validation import to_csr
 from .kernels import completion_log_likelihood
 
@@ -84,6 +85,7 @@ def _contingency(labels_true, labels_pred):
     return table
 
 
+@fill_doc
 def clustering_accuracy(labels_true, labels_pred):
     """Accuracy of a clustering under the best matching of clusters to classes.
 
@@ -114,10 +116,7 @@ def clustering_accuracy(labels_true, labels_pred):
         perfect clustering up to renaming of the clusters). The result is
         symmetric in its two arguments.
 
-    Raises
-    ------
-    ValueError
-        If the inputs are not 1-D, are empty, or differ in length.
+    {{labelings_errors}}
 
     See Also
     --------
@@ -144,6 +143,7 @@ def clustering_accuracy(labels_true, labels_pred):
     return float(table[rows, cols].sum() / labels_true.shape[0])
 
 
+@fill_doc
 def clustering_purity(labels_true, labels_pred):
     """Purity of a clustering: the share of each cluster's majority class.
 
@@ -160,20 +160,14 @@ def clustering_purity(labels_true, labels_pred):
 
     Parameters
     ----------
-    labels_true : array-like of shape (n_samples,)
-        Ground-truth class labels.
-    labels_pred : array-like of shape (n_samples,)
-        Cluster labels to evaluate.
+    {{labelings}}
 
     Returns
     -------
     purity : float
         Between ``1 / n_samples`` and 1; higher is better.
 
-    Raises
-    ------
-    ValueError
-        If the inputs are not 1-D, are empty, or differ in length.
+    {{labelings_errors}}
 
     Examples
     --------
@@ -188,6 +182,7 @@ def clustering_purity(labels_true, labels_pred):
     return float(table.max(axis=0).sum() / labels_true.shape[0])
 
 
+@fill_doc
 def clustering_entropy(labels_true, labels_pred):
     """Entropy of a clustering: how mixed the classes are within each cluster.
 
@@ -205,10 +200,7 @@ def clustering_entropy(labels_true, labels_pred):
 
     Parameters
     ----------
-    labels_true : array-like of shape (n_samples,)
-        Ground-truth class labels.
-    labels_pred : array-like of shape (n_samples,)
-        Cluster labels to evaluate.
+    {{labelings}}
 
     Returns
     -------
@@ -216,10 +208,7 @@ def clustering_entropy(labels_true, labels_pred):
         Between 0 (every cluster holds a single class) and 1; lower is
         better.
 
-    Raises
-    ------
-    ValueError
-        If the inputs are not 1-D, are empty, or differ in length.
+    {{labelings_errors}}
 
     Examples
     --------
@@ -242,6 +231,7 @@ def clustering_entropy(labels_true, labels_pred):
     return float(np.clip(cluster_entropy @ sizes / sizes.sum(), 0.0, 1.0))
 
 
+@fill_doc
 def clustering_disagreement(labels_a, labels_b):
     """Relative disagreement between two clusterings (Ding, Li & Peng, 2006).
 
@@ -271,10 +261,7 @@ def clustering_disagreement(labels_a, labels_b):
     delta : float
         Between 0 and :math:`\\sqrt{2}`; 0 means the same partition.
 
-    Raises
-    ------
-    ValueError
-        If the inputs are not 1-D, are empty, or differ in length.
+    {{labelings_errors}}
 
     Examples
     --------
@@ -297,6 +284,7 @@ def clustering_disagreement(labels_a, labels_b):
     return float(np.sqrt(diff / ((norm_a + norm_b) / 2)))
 
 
+@fill_doc
 def clustering_scores(labels_true, labels_pred):
     """Every clustering score of this module and scikit-learn's, in one dict.
 
@@ -308,20 +296,14 @@ def clustering_scores(labels_true, labels_pred):
 
     Parameters
     ----------
-    labels_true : array-like of shape (n_samples,)
-        Ground-truth class labels.
-    labels_pred : array-like of shape (n_samples,)
-        Cluster labels to evaluate.
+    {{labelings}}
 
     Returns
     -------
     scores : dict of str to float
         Keys ``"accuracy"``, ``"purity"``, ``"entropy"``, ``"ari"``, ``"nmi"``.
 
-    Raises
-    ------
-    ValueError
-        If the inputs are not 1-D, are empty, or differ in length.
+    {{labelings_errors}}
 
     Examples
     --------
@@ -394,6 +376,13 @@ def _co_document_frequencies(B, top):
     return np.diag(co).copy(), co
 
 
+def _top_terms_and_occurrences(components, X, n_top):
+    """Each topic's top terms and the documents' term occurrence matrix."""
+    weights = _topic_weights(components)
+    top = _top_term_indices(weights, n_top)
+    return top, _document_occurrence(X, weights.shape[1])
+
+
 def umass_coherence(components, X, *, n_top=10, eps=1.0):
     """UMass coherence of each topic (Mimno et al., 2011).
 
@@ -457,12 +446,10 @@ def umass_coherence(components, X, *, n_top=10, eps=1.0):
     >>> np.round(umass_coherence(topics, X, n_top=2), 3)
     array([ 0.   , -1.099])
     """
-    weights = _topic_weights(components)
-    top = _top_term_indices(weights, n_top)
-    B = _document_occurrence(X, weights.shape[1])
+    top, B = _top_terms_and_occurrences(components, X, n_top)
     M = top.shape[1]
     lower = np.tril_indices(M, k=-1)  # pairs (i, j) with j < i
-    out = np.zeros(weights.shape[0])
+    out = np.zeros(top.shape[0])
     for t, terms in enumerate(top):
         df, co = _co_document_frequencies(B, terms)
         if np.any(df[: M - 1] == 0):
@@ -525,19 +512,16 @@ def npmi_coherence(components, X, *, n_top=10):
     --------
     >>> import numpy as np
     >>> from sklearn_topicfac.metrics import npmi_coherence
-    >>> X = np.array([[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 0, 1]])
-    >>> topics = np.array([[0.5, 0.4, 0.1, 0.0],     # terms 0 and 1: together
-    ...                    [0.5, 0.0, 0.4, 0.1]])    # terms 0 and 2: never
-    >>> np.round(npmi_coherence(topics, X, n_top=2), 3)
-    array([ 0.415, -1.   ])
+    >>> # Terms 0 and 1 always occur together, terms 0 and 2 never.
+    >>> X = np.array([[1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 1]])
+    >>> npmi_coherence(np.array([[0.6, 0.4, 0.0], [0.6, 0.0, 0.4]]), X, n_top=2)
+    array([ 1., -1.])
     """
-    weights = _topic_weights(components)
-    top = _top_term_indices(weights, n_top)
-    B = _document_occurrence(X, weights.shape[1])
+    top, B = _top_terms_and_occurrences(components, X, n_top)
     n_docs = B.shape[0]
     M = top.shape[1]
     upper = np.triu_indices(M, k=1)
-    out = np.zeros(weights.shape[0])
+    out = np.zeros(top.shape[0])
     if M < 2:
         return out
     for t, terms in enumerate(top):
@@ -616,6 +600,7 @@ def _in_sample_fit(estimator, X):
     return log_likelihood, n_parameters, n_words
 
 
+@fill_doc
 def aic(estimator, X):
     """Akaike's information criterion of a fitted topic model on its corpus.
 
@@ -635,10 +620,7 @@ def aic(estimator, X):
 
     Parameters
     ----------
-    estimator : fitted topic model of count data
-        Any estimator of the package except :class:`SimplexPLSA`.
-    X : {array-like, sparse matrix} of shape (n_documents, n_features)
-        The corpus the model was fitted on.
+    {{criterion_arguments}}
 
     Returns
     -------
@@ -650,10 +632,9 @@ def aic(estimator, X):
 
     Examples
     --------
-    >>> import numpy as np
+    {{toy_counts}}
     >>> from sklearn_topicfac import PLSI
     >>> from sklearn_topicfac.metrics import aic
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> models = {k: PLSI(n_components=k, random_state=0).fit(X) for k in (1, 2)}
     >>> bool(aic(models[2], X) < aic(models[1], X))      # two topics pay off
     True
@@ -662,6 +643,7 @@ def aic(estimator, X):
     return float(-2 * log_likelihood + 2 * n_parameters)
 
 
+@fill_doc
 def bic(estimator, X):
     """Bayesian (Schwarz) information criterion of a fitted topic model.
 
@@ -677,25 +659,17 @@ def bic(estimator, X):
 
     Parameters
     ----------
-    estimator : fitted topic model of count data
-        Any estimator of the package except :class:`SimplexPLSA`.
-    X : {array-like, sparse matrix} of shape (n_documents, n_features)
-        The corpus the model was fitted on.
+    {{criterion_arguments}}
 
     Returns
     -------
     bic : float
 
-    See Also
-    --------
-    aic : the lighter penalty ``2 p``.
-
     Examples
     --------
-    >>> import numpy as np
+    {{toy_counts}}
     >>> from sklearn_topicfac import PLSI
     >>> from sklearn_topicfac.metrics import bic
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> models = {k: PLSI(n_components=k, random_state=0).fit(X) for k in (1, 2)}
     >>> bool(bic(models[2], X) < bic(models[1], X))
     True

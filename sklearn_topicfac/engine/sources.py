@@ -7,6 +7,8 @@ its rows lie in the corpus.  `InMemory` is a whole matrix as one block;
 pass; the Dask runner (`engine.dask`) keeps the blocks on the workers.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
@@ -14,6 +16,7 @@ from sklearn.utils import check_array
 from .._validation import check_data_values, length_order, to_csr, unsort_rows
 
 
+@dataclass(slots=True)
 class PreparedBlock:
     """One validated row block: CSR, rows sorted by length, and where it lies.
 
@@ -21,13 +24,10 @@ class PreparedBlock:
     document factor of a block is kept in the sorted order.
     """
 
-    __slots__ = ("X", "order", "start", "stop")
-
-    def __init__(self, X, order, start, stop):
-        self.X = X
-        self.order = order
-        self.start = start
-        self.stop = stop
+    X: sp.csr_matrix
+    order: np.ndarray | None
+    start: int
+    stop: int
 
     @property
     def total(self):

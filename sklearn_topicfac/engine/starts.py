@@ -134,8 +134,8 @@ def _custom_start(model, runner, k, rng, W, H):
     n, m = runner.shape
     dtype = runner.dtype
     if getattr(model, "custom_documents", True):
-        H = check_factor(H, (k, m), "H", dtype)
         W = check_factor(W, (n, k), "W", dtype)
+        H = check_factor(H, (k, m), "H", dtype)
         return H, _split_rows(W, runner.sizes)
     # Models whose documents' start is drawn (LDA) take the topics only.
     if H is None:

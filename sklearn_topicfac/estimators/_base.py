@@ -26,6 +26,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import engine
+from .._docstrings import fill_doc
 from .._validation import check_counts, is_dask_array, reconstruct, warn
 from ..engine.online import stepwise_em
 from ..engine.starts import resolve_init
@@ -194,6 +195,7 @@ class TopicFactorization(TopicEstimator):
         for name, of_rows in model.doc_attributes(w_sum).items():
             setattr(self, name, of_rows(W))
 
+    @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, W=None, H=None):
         """Fit the model to the non-negative data ``X``.
@@ -207,8 +209,7 @@ class TopicFactorization(TopicEstimator):
             is fitted block by block (out-of-core, or on the active Dask
             cluster), from the same start and to the same model as in
             memory.
-        y : Ignored
-            Not used, present for API consistency.
+        {{ignored_y}}
         W : array-like of shape (n_samples, n_components), default=None
             Start for the document factor, used only with ``init='custom'``.
         H : array-like of shape (n_components, n_features), default=None
@@ -222,6 +223,7 @@ class TopicFactorization(TopicEstimator):
         self._fit(X, W=W, H=H)
         return self
 
+    @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None, W=None, H=None):
         """Fit the model, then return ``transform(X)``.
@@ -234,8 +236,7 @@ class TopicFactorization(TopicEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Non-negative data.
-        y : Ignored
-            Not used, present for API consistency.
+        {{ignored_y}}
         W, H : array-like, default=None
             Custom start, used only with ``init='custom'``.
 
@@ -281,6 +282,7 @@ class TopicFactorization(TopicEstimator):
             return engine.map_row_blocks(self.transform, X, self.components_.shape[0])
         return self._transform_valid(self._validate_X(X, reset=False))
 
+    @fill_doc
     def topic_proportions(self, X):
         """Topic proportions ``P(z|d)`` of the documents ``X`` (rows sum to one).
 
@@ -294,8 +296,7 @@ class TopicFactorization(TopicEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative data with the features seen in ``fit``.
+        {{new_counts}}
 
         Returns
         -------
@@ -303,9 +304,8 @@ class TopicFactorization(TopicEstimator):
 
         Examples
         --------
-        >>> import numpy as np
+        {{toy_counts}}
         >>> from sklearn_topicfac import KLNMF
-        >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
         >>> model = KLNMF(n_components=2, random_state=0).fit(X)
         >>> np.allclose(model.topic_proportions(X).sum(axis=1), 1.0)
         True
@@ -326,6 +326,7 @@ class TopicFactorization(TopicEstimator):
         return normalize_rows(self.components_)[0]
 
     # -------------------------------------------------------------- score
+    @fill_doc
     def score(self, X, y=None):
         """Held-out document-completion log-likelihood per word (higher is better).
 
@@ -370,8 +371,7 @@ class TopicFactorization(TopicEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Non-negative counts, typically documents not used in ``fit``.
-        y : Ignored
-            Not used, present for API consistency.
+        {{ignored_y}}
 
         Returns
         -------
@@ -386,6 +386,7 @@ class TopicFactorization(TopicEstimator):
         log_likelihood, n_words = self._completion_log_likelihood(X)
         return log_likelihood / n_words
 
+    @fill_doc
     def perplexity(self, X):
         """Held-out document-completion perplexity: ``exp(-score(X))``.
 
@@ -401,8 +402,7 @@ class TopicFactorization(TopicEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative counts.
+        {{counts}}
 
         Returns
         -------
@@ -450,6 +450,7 @@ class StepwiseEM:
         "learning_offset": [Interval(Real, 1, None, closed="left")],
     }
 
+    @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """Update the model with one mini-batch of documents (online learning).
@@ -464,8 +465,7 @@ class StepwiseEM:
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             One mini-batch of non-negative counts.
-        y : Ignored
-            Not used, present for API consistency.
+        {{ignored_y}}
 
         Returns
         -------

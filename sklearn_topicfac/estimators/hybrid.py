@@ -7,12 +7,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from .. import engine
+from .._docstrings import fill_doc
 from ..engine.phases import alternate
 from ..engine.starts import resolve_init
 from ..models import KLNMFModel, PLSIModel
 from ._base import TopicFactorization
 
 
+@fill_doc
 class HybridNMFPLSI(TopicFactorization):
     """Alternate KL-NMF and PLSI to convergence, each escaping the other's minimum.
 
@@ -74,12 +76,7 @@ class HybridNMFPLSI(TopicFactorization):
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components, n_features)
-        ``P(w|z)``; each row sums to one.
-    p_z_ : ndarray of shape (n_components,)
-        ``P(z)``.
-    p_d_given_z_ : ndarray of shape (n_samples, n_components)
-        ``P(d|z)`` of the training documents; each column sums to one.
+    {{probabilities}}
     embedding_ : ndarray of shape (n_samples, n_components)
         ``P(z|d)`` of the training documents reached by the fit; its row-wise
         argmax is the paper's hardened clustering.
@@ -97,10 +94,7 @@ class HybridNMFPLSI(TopicFactorization):
         Number of rounds run.
     n_iter_ : int
         Total number of iterations over all phases.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when available.
+    {{features_seen}}
 
     See Also
     --------
@@ -124,9 +118,8 @@ class HybridNMFPLSI(TopicFactorization):
 
     Examples
     --------
-    >>> import numpy as np
+    {{toy_counts}}
     >>> from sklearn_topicfac import HybridNMFPLSI
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> model = HybridNMFPLSI(n_components=2, random_state=0).fit(X)
     >>> theta = model.transform(X)              # P(z|d), rows sum to one
     >>> bool(theta.argmax(axis=1)[0] != theta.argmax(axis=1)[3])

@@ -4,10 +4,12 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._docstrings import fill_doc
 from ..models import JointNMFModel
 from ._base import StepwiseEM, TopicFactorization
 
 
+@fill_doc
 class JointNMF(StepwiseEM, TopicFactorization):
     """KL-NMF with normalized topics, both factors updated from one ratio.
 
@@ -62,17 +64,9 @@ class JointNMF(StepwiseEM, TopicFactorization):
         Maximum number of iterations (and fold-in sweeps in ``transform``).
     tol : float, default=1e-4
         Relative objective decrease below which the fit stops.
-    learning_decay : float in (0.5, 1], default=0.7
-        :meth:`partial_fit` only: exponent kappa of the step size
-        ``rho_t = (learning_offset + t) ** -learning_decay`` with which the
-        t-th mini-batch's statistics enter the running average.
-    learning_offset : float >= 1, default=10.0
-        :meth:`partial_fit` only: tau_0 of the step size; larger values
-        weigh the first mini-batches less.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the start.
-    verbose : int, default=0
-        Progress output level.
+    {{stepwise_em}}
+    {{random_state}}
+    {{verbose}}
 
     Attributes
     ----------
@@ -83,14 +77,8 @@ class JointNMF(StepwiseEM, TopicFactorization):
         proportions ``P(z|d)`` (``"both"``), as ``transform`` returns them.
     loss_ : float
         Final objective (KL divergence plus the penalty).
-    loss_history_ : ndarray of shape (n_iter_ + 1,)
-        Objective at the start and after every iteration.
-    n_iter_ : int
-        Number of iterations run.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when available.
+    {{kl_history}}
+    {{features_seen}}
 
     See Also
     --------
@@ -99,9 +87,8 @@ class JointNMF(StepwiseEM, TopicFactorization):
 
     Examples
     --------
-    >>> import numpy as np
+    {{toy_counts}}
     >>> from sklearn_topicfac import JointNMF
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> model = JointNMF(n_components=2, normalize="both", random_state=0)
     >>> theta = model.fit_transform(X)
     >>> np.allclose(theta.sum(axis=1), 1.0)

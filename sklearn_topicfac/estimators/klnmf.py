@@ -1,9 +1,11 @@
 """KL-NMF by Lee-Seung multiplicative updates, plain and L1-normalized."""
 
+from .._docstrings import fill_doc
 from ..models import KLNMFModel, NormalizedNMFModel
 from ._base import StepwiseEM, TopicFactorization
 
 
+@fill_doc
 class KLNMF(StepwiseEM, TopicFactorization):
     """Non-negative matrix factorization under the generalized KL divergence.
 
@@ -48,18 +50,10 @@ class KLNMF(StepwiseEM, TopicFactorization):
         refining a document when the mean absolute change of its topic
         proportions falls below ``tol``.  ``tol=0`` runs ``max_iter``
         iterations.
-    learning_decay : float in (0.5, 1], default=0.7
-        :meth:`partial_fit` only: exponent kappa of the step size
-        ``rho_t = (learning_offset + t) ** -learning_decay`` with which the
-        t-th mini-batch's statistics enter the running average.
-    learning_offset : float >= 1, default=10.0
-        :meth:`partial_fit` only: tau_0 of the step size; larger values
-        weigh the first mini-batches less.
+    {{stepwise_em}}
     random_state : int, RandomState instance or None, default=None
         Seed of the ``"random"`` and ``"nndsvda"`` starts.
-    verbose : int, default=0
-        Print the objective and elapsed time every 10 iterations (every
-        iteration if ``verbose > 1``).
+    {{verbose}}
 
     Attributes
     ----------
@@ -69,14 +63,8 @@ class KLNMF(StepwiseEM, TopicFactorization):
         The document factor ``W`` of the training data reached by the fit.
     loss_ : float
         Final objective ``D(X || W H)``.
-    loss_history_ : ndarray of shape (n_iter_ + 1,)
-        Objective at the start and after every iteration.
-    n_iter_ : int
-        Number of iterations run.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when ``X`` has string column names.
+    {{kl_history}}
+    {{features_seen}}
 
     See Also
     --------
@@ -85,9 +73,8 @@ class KLNMF(StepwiseEM, TopicFactorization):
 
     Examples
     --------
-    >>> import numpy as np
+    {{toy_counts}}
     >>> from sklearn_topicfac import KLNMF
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> model = KLNMF(n_components=2, random_state=0)
     >>> W = model.fit_transform(X)
     >>> bool(W.argmax(axis=1)[0] != W.argmax(axis=1)[3])
@@ -121,6 +108,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
         return KLNMFModel(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
 
 
+@fill_doc
 class NormalizedNMF(KLNMF):
     """KL-NMF with L1 normalization after every half-step (Zhang, Ding & Tang, Alg. 3).
 
@@ -160,10 +148,8 @@ class NormalizedNMF(KLNMF):
         :meth:`partial_fit` only: see :class:`KLNMF`.
     learning_offset : float >= 1, default=10.0
         :meth:`partial_fit` only: see :class:`KLNMF`.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the start.
-    verbose : int, default=0
-        Progress output level.
+    {{random_state}}
+    {{verbose}}
 
     Attributes
     ----------
@@ -178,20 +164,13 @@ class NormalizedNMF(KLNMF):
         ``transform``'s output (``embedding_ @ components_`` estimates ``X``).
     loss_ : float
         Final objective ``D(X || W H)``.
-    loss_history_ : ndarray of shape (n_iter_ + 1,)
-        Objective at the start and after every iteration.
-    n_iter_ : int
-        Number of iterations run.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when available.
+    {{kl_history}}
+    {{features_seen}}
 
     Examples
     --------
-    >>> import numpy as np
+    {{toy_counts}}
     >>> from sklearn_topicfac import NormalizedNMF
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> model = NormalizedNMF(n_components=2, random_state=0).fit(X)
     >>> np.allclose(model.components_.sum(axis=1), 1.0)
     True

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import engine
+from .._docstrings import fill_doc
 from .._validation import reconstruct
 from ..engine.online import online_vb
 from ..engine.starts import gamma_draw
@@ -92,6 +93,7 @@ class _Variational(TopicFactorization):
     def _schedule(self):
         return _DEFAULT_SCHEDULE
 
+    @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """One online variational Bayes pass over ``X`` in mini-batches.
@@ -106,10 +108,8 @@ class _Variational(TopicFactorization):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative counts.
-        y : Ignored
-            Not used, present for API consistency.
+        {{counts}}
+        {{ignored_y}}
 
         Returns
         -------
@@ -138,6 +138,7 @@ class _Variational(TopicFactorization):
         )
         return self
 
+    @fill_doc
     def bound(self, X):
         """Evidence lower bound of ``X`` under the fitted model.
 
@@ -152,8 +153,7 @@ class _Variational(TopicFactorization):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative counts.
+        {{counts}}
 
         Returns
         -------
@@ -188,6 +188,7 @@ class _Variational(TopicFactorization):
         return reconstruct(X, normalize_rows(self.components_)[0])
 
 
+@fill_doc
 class LDAVI(_Variational):
     """Latent Dirichlet allocation by mean-field variational inference, NMF form.
 
@@ -416,10 +417,7 @@ default=None
         The :math:`\\eta` in use; ``None`` for point-estimate topics.
     random_state_ : RandomState instance
         Generator of the start, kept for the first :meth:`partial_fit`.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when ``X`` has string column names.
+    {{features_seen}}
 
     See Also
     --------
@@ -434,9 +432,8 @@ default=None
 
     Examples
     --------
-    >>> import numpy as np
+    {{toy_counts}}
     >>> from sklearn_topicfac import LDAVI
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> lda = LDAVI(n_components=2, max_iter=50, random_state=0)
     >>> theta = lda.fit_transform(X)            # P(z|d), rows sum to one
     >>> np.allclose(theta.sum(axis=1), 1.0)
@@ -536,6 +533,7 @@ default=None
         )
 
 
+@fill_doc
 class GammaPoissonVI(_Variational):
     """Gamma-Poisson factorization by mean-field variational inference.
 
@@ -600,10 +598,8 @@ default=None
         Gamma-Poisson bound rises (as :class:`LDAVI`).
     tol : float, default=1e-3
         Relative bound increase below which the fit stops.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the start.
-    verbose : int, default=0
-        Progress output level.
+    {{random_state}}
+    {{verbose}}
 
     Attributes
     ----------
@@ -627,10 +623,7 @@ default=None
         The shapes :math:`\\alpha` in use.
     random_state_ : RandomState instance
         Generator of the start.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when available.
+    {{features_seen}}
 
     See Also
     --------
@@ -639,9 +632,8 @@ default=None
 
     Examples
     --------
-    >>> import numpy as np
+    {{toy_counts}}
     >>> from sklearn_topicfac import GammaPoissonVI, LDAVI
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> gap = GammaPoissonVI(n_components=2, max_iter=30, random_state=0).fit(X)
     >>> weights = gap.transform(X)     # E[theta]: posterior mean topic weights
     >>> # sum_k E[theta_dk] = (N_d + sum(alpha)) / (b + 1), here b = 1

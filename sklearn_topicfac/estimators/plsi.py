@@ -4,10 +4,12 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
+from .._docstrings import fill_doc
 from ..models import PLSIModel
 from ._base import StepwiseEM, TopicFactorization
 
 
+@fill_doc
 class PLSI(StepwiseEM, TopicFactorization):
     """Probabilistic latent semantic indexing (Hofmann), fitted by EM.
 
@@ -52,26 +54,13 @@ class PLSI(StepwiseEM, TopicFactorization):
         ``tol`` times the objective at the start; ``transform`` stops
         refining a document when the mean absolute change of its ``P(z|d)``
         falls below ``tol``.
-    learning_decay : float in (0.5, 1], default=0.7
-        :meth:`partial_fit` only: exponent kappa of the step size
-        ``rho_t = (learning_offset + t) ** -learning_decay`` with which the
-        t-th mini-batch's statistics enter the running average.
-    learning_offset : float >= 1, default=10.0
-        :meth:`partial_fit` only: tau_0 of the step size; larger values
-        weigh the first mini-batches less.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the start.
-    verbose : int, default=0
-        Progress output level.
+    {{stepwise_em}}
+    {{random_state}}
+    {{verbose}}
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components, n_features)
-        ``P(w|z)``; each row sums to one.
-    p_z_ : ndarray of shape (n_components,)
-        ``P(z)``.
-    p_d_given_z_ : ndarray of shape (n_samples, n_components)
-        ``P(d|z)`` of the training documents; each column sums to one.
+    {{probabilities}}
     embedding_ : ndarray of shape (n_samples, n_components)
         ``P(z|d)`` of the training documents reached by the fit.
     loss_ : float
@@ -80,10 +69,7 @@ class PLSI(StepwiseEM, TopicFactorization):
         Objective at the start and after every EM step.
     n_iter_ : int
         Number of EM steps run.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when available.
+    {{features_seen}}
 
     See Also
     --------
@@ -91,9 +77,8 @@ class PLSI(StepwiseEM, TopicFactorization):
 
     Examples
     --------
-    >>> import numpy as np
+    {{toy_counts}}
     >>> from sklearn_topicfac import PLSI
-    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> model = PLSI(n_components=2, random_state=0)
     >>> theta = model.fit_transform(X)          # P(z|d), rows sum to one
     >>> np.allclose(theta.sum(axis=1), 1.0)

@@ -10,13 +10,16 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import reconstruct, warn
+from .._docstrings import fill_doc
+from .._validation import is_dask_array, reconstruct, warn
+from ..engine import Blocks
 from ..kernels import completion_log_likelihood
 from ..models import SimplexMap
 from ._base import TopicEstimator
 from .plsi import PLSI
 
 
+@fill_doc
 class SimplexPLSA(TopicEstimator):
     """Simplex decomposition of real-valued data by SVD and PLSA.
 
@@ -109,10 +112,7 @@ class SimplexPLSA(TopicEstimator):
         Objective of the PLSA step at the start and after every EM step.
     n_iter_ : int
         Number of EM steps run.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when available.
+    {{features_seen}}
 
     See Also
     --------
@@ -245,6 +245,11 @@ class SimplexPLSA(TopicEstimator):
         self.verbose = verbose
 
     def _validate_X(self, X, reset):
+        if isinstance(X, Blocks) or is_dask_array(X):
+            raise ValueError(
+                "SimplexPLSA cannot be fitted block by block: its SVD step and "
+                "simplex map need the whole matrix. Fit it on an in-memory matrix."
+            )
         # Real-valued input is the point of this estimator: no sign check.
         return validate_data(
             self,
@@ -278,6 +283,7 @@ class SimplexPLSA(TopicEstimator):
             )
         return P
 
+    @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the simplex decomposition to real-valued data ``X``.
@@ -287,8 +293,7 @@ class SimplexPLSA(TopicEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Real-valued data (negative entries allowed), finite.  Sparse
             input is never densified (see Notes).
-        y : Ignored
-            Not used, present for API consistency.
+        {{ignored_y}}
 
         Returns
         -------
@@ -408,6 +413,7 @@ class SimplexPLSA(TopicEstimator):
         check_is_fitted(self)
         return reconstruct(X, self.components_)
 
+    @fill_doc
     def score(self, X, y=None):
         """How well the learned simplex explains the points ``X`` (higher is better).
 
@@ -437,8 +443,7 @@ class SimplexPLSA(TopicEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Real-valued data.
-        y : Ignored
-            Not used, present for API consistency.
+        {{ignored_y}}
 
         Returns
         -------

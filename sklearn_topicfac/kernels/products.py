@@ -196,9 +196,8 @@ def ratio_at_nonzeros(X, W, H):
 
     Parameters
     ----------
-    X : scipy.sparse CSR matrix or array of shape (n_samples, n_features)
-    W : ndarray of shape (n_samples, k)
-    H : ndarray of shape (k, n_features)
+    X, W, H
+        As for `product_at_nonzeros`.
 
     Returns
     -------

@@ -200,9 +200,11 @@ class ProbabilisticFactors:
         return {"components_": H, "p_z_": w_sum / (total if total > 0 else 1)}
 
     def doc_attributes(self, w_sum):
-        # D = W / s with s the column sums of the whole W (a zero column stays 0).
+        # D = W / s with s the column sums of the whole W (a zero column stays 0);
+        # the output of a document without words may be the prior P(z).
         s = positive_or_one(w_sum)
+        p_z = self.topic_attributes(None, w_sum)["p_z_"]
         return {
             "p_d_given_z_": lambda W: W / s[None, :].astype(W.dtype, copy=False),
-            "embedding_": self.doc_output,
+            "embedding_": lambda W: self.doc_output(W, p_z),
         }

@@ -1,0 +1,109 @@
+"""Docstring sections that several public objects share, written once.
+
+A docstring line that holds only ``{{name}}`` is replaced, when the object is
+defined (`fill_doc`), by the snippet ``name`` indented as that line: so
+``help()``, Sphinx and the doctests read the whole text, and a parameter or
+attribute that means the same everywhere is described the same everywhere.
+"""
+
+import re
+
+SNIPPETS = {
+    "random_state": """\
+random_state : int, RandomState instance or None, default=None
+    Seed of the start.""",
+    "verbose": """\
+verbose : int, default=0
+    Print the objective and elapsed time every 10 iterations (every
+    iteration if ``verbose > 1``).""",
+    "stepwise_em": """\
+learning_decay : float in (0.5, 1], default=0.7
+    :meth:`partial_fit` only: exponent kappa of the step size
+    ``rho_t = (learning_offset + t) ** -learning_decay`` with which the
+    t-th mini-batch's statistics enter the running average.
+learning_offset : float >= 1, default=10.0
+    :meth:`partial_fit` only: tau_0 of the step size; larger values
+    weigh the first mini-batches less.""",
+    "features_seen": """\
+n_features_in_ : int
+    Number of features seen during fit.
+feature_names_in_ : ndarray of shape (n_features_in_,)
+    Names of features seen during fit, when ``X`` has string column names.""",
+    "kl_history": """\
+loss_history_ : ndarray of shape (n_iter_ + 1,)
+    Objective at the start and after every iteration.
+n_iter_ : int
+    Number of iterations run.""",
+    "probabilities": """\
+components_ : ndarray of shape (n_components, n_features)
+    ``P(w|z)``; each row sums to one.
+p_z_ : ndarray of shape (n_components,)
+    ``P(z)``.
+p_d_given_z_ : ndarray of shape (n_samples, n_components)
+    ``P(d|z)`` of the training documents; each column sums to one.""",
+    "ignored_y": """\
+y : Ignored
+    Not used, present for API consistency.""",
+    "toy_counts": """\
+>>> import numpy as np
+>>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])""",
+    "criterion_arguments": """\
+estimator : fitted topic model of count data
+    Any estimator of the package except :class:`SimplexPLSA`.
+X : {array-like, sparse matrix} of shape (n_documents, n_features)
+    The corpus the model was fitted on.""",
+    "labelings": """\
+labels_true : array-like of shape (n_samples,)
+    Ground-truth class labels.
+labels_pred : array-like of shape (n_samples,)
+    Cluster labels to evaluate.""",
+    "labelings_errors": """\
+Raises
+------
+ValueError
+    If the inputs are not 1-D, are empty, or differ in length.""",
+    "counts": """\
+X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Non-negative counts.""",
+    "new_counts": """\
+X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Non-negative data with the features seen in ``fit``.""",
+    "plot_axes": """\
+ax : matplotlib Axes or None, default=None
+    Where to draw; ``None`` makes a new figure.
+
+Returns
+-------
+ax : matplotlib.axes.Axes""",
+    "sampled_operands": """\
+X : scipy.sparse CSR matrix or array of shape (n_samples, n_features)
+W : ndarray of shape (n_samples, k)
+H : ndarray of shape (k, n_features)""",
+}
+
+_PLACEHOLDER = re.compile(r"^(?P<indent>[ ]*)\{\{(?P<name>\w+)\}\}[ ]*$", re.MULTILINE)
+
+
+def fill_doc(obj):
+    """Replace the ``{{name}}`` lines of ``obj.__doc__`` by their snippets.
+
+    Examples
+    --------
+    >>> from sklearn_topicfac._docstrings import fill_doc
+    >>> @fill_doc
+    ... def f():
+    ...     '''Parameters
+    ...     ----------
+    ...     {{random_state}}
+    ...     '''
+    >>> print(f.__doc__.splitlines()[2].strip())
+    random_state : int, RandomState instance or None, default=None
+    """
+
+    def expand(match):
+        indent = match["indent"]
+        lines = SNIPPETS[match["name"]].splitlines()
+        return "\n".join(indent + line if line else line for line in lines)
+
+    obj.__doc__ = _PLACEHOLDER.sub(expand, obj.__doc__)
+    return obj
