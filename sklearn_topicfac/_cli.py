@@ -26,6 +26,7 @@ import sklearn_topicfac
 from . import __version__, fit_callback
 from .datasets import load_classic3, load_mat_corpus, load_reuters21578
 from .inspection import top_terms
+from .kernels import normalize_rows
 from .metrics import clustering_accuracy
 
 
@@ -595,9 +596,7 @@ def _document_topics(estimator, X):
     """``P(z|d)`` for the training documents, rows summing to one."""
     if hasattr(estimator, "topic_proportions"):
         return np.asarray(estimator.topic_proportions(X), dtype=np.float64)
-    W = np.asarray(estimator.transform(X), dtype=np.float64)
-    sums = W.sum(axis=1, keepdims=True)
-    return W / np.where(sums > 0, sums, 1)
+    return normalize_rows(np.asarray(estimator.transform(X), dtype=np.float64))[0]
 
 
 def _print_topics(estimator, vocabulary, n_top):

@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from ._docstrings import fill_doc
 from ._validation import to_csr
+from .kernels import normalize_rows
 
 __all__ = [
     "TopTerms",
@@ -82,10 +83,7 @@ def _topic_term_distributions(components):
     Real-valued components (SimplexPLSA's bases) are returned as they are.
     """
     C = np.asarray(components, dtype=np.float64)
-    if C.min() < 0:
-        return C
-    sums = C.sum(axis=1, keepdims=True)
-    return C / np.where(sums > 0, sums, 1)
+    return C if C.min() < 0 else normalize_rows(C)[0]
 
 
 def _as_counts(head, X):

@@ -18,6 +18,27 @@ def planted_counts(n=80, m=60, k=4, seed=0, dtype=np.float64, sparse=True):
     return sp.csr_matrix(X) if sparse else X
 
 
+def lda_counts(n=150, m=60, k=4, seed=0, dtype=np.float64, max_length=300):
+    """Counts from the LDA generative model, documents of 10 to ``max_length``
+    words (CSR)."""
+    rng = np.random.default_rng(seed)
+    theta = rng.dirichlet(np.full(k, 0.3), size=n)
+    beta = rng.dirichlet(np.full(m, 0.1), size=k)
+    lengths = rng.integers(10, max_length, size=n)
+    X = rng.poisson(lengths[:, None] * (theta @ beta)).astype(dtype)
+    return sp.csr_matrix(X)
+
+
+def low_rank_counts(n_samples=40, n_features=25, rank=3, mean_count=2.0, seed=0):
+    """Dense Poisson counts from a planted non-negative rank-``rank`` model."""
+    rng = np.random.default_rng(seed)
+    W = rng.gamma(0.5, 1.0, size=(n_samples, rank))
+    H = rng.gamma(0.5, 1.0, size=(rank, n_features))
+    rate = W @ H
+    rate *= mean_count * n_samples * n_features / rate.sum()
+    return rng.poisson(rate).astype(np.float64)
+
+
 def random_start(X, k, seed=1):
     """A positive (W, H) start, the same for every estimator under test."""
     rng = np.random.default_rng(seed)

@@ -50,8 +50,6 @@ class EstimatorSpec:
     partial_fit: bool = True
     #: ``fit`` accepts ``sklearn_topicfac.out_of_core.Blocks`` and dask arrays.
     blockwise: bool = True
-    #: Settings under which the in-memory fit is the block-wise one.
-    blockwise_equivalent_params: MappingProxyType = field(default_factory=_frozen)
     #: Pattern of the ValueError a non-block-wise estimator raises on Blocks.
     blocks_refusal: str | None = None
     #: What ``init="custom"`` takes in ``fit``: ``"WH"`` (both factors),
@@ -186,8 +184,6 @@ REGISTRY = (
             {"topic_word_prior": None},
             {"learning_method": "online", "doc_topic_prior": 1.5},
         ),
-        # A block-wise fit makes no split-merge moves (docstring of split_merge).
-        blockwise_equivalent_params=_frozen({"split_merge": 0}),
         # The E-step stops a document once the mean change of its gamma is
         # below mean_change_tol: float32 and float64 may stop it after
         # different numbers of sweeps (test_lda.py's float32 test sets it too).
@@ -233,7 +229,6 @@ REGISTRY = (
     EstimatorSpec(
         tf.GammaPoissonVI,
         fast_params=_frozen({"split_merge": 1, "max_doc_update_iter": 20}),  # as LDAVI
-        blockwise_equivalent_params=_frozen({"split_merge": 0}),
         fixed_iteration_params=_frozen({"mean_change_tol": 0}),
         # Point-estimate topics (LDAVI with topic_word_prior=None): a term a
         # topic does not explain decays geometrically (observed after 20

@@ -15,13 +15,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import planted_counts
+from _estimators import estimators_with
 from distributed import Client, LocalCluster
 from joblib import parallel_config
 from numpy.testing import assert_allclose
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 
-from sklearn_topicfac import KLNMF, LDAVI, PLSI, GammaPoissonVI, JointNMF, NormalizedNMF
+from sklearn_topicfac import KLNMF, LDAVI, PLSI, JointNMF, NormalizedNMF
 from sklearn_topicfac.distributed import fit_dask
 from sklearn_topicfac.engine.dask import DaskData, runner_for
 from sklearn_topicfac.engine.iterations import start
@@ -92,18 +93,14 @@ def test_distributed_fit_equals_in_memory_fit(client, Estimator, params):
         assert_allclose(local.p_z_, on_cluster.p_z_, rtol=1e-6)
 
 
-@pytest.mark.parametrize(
-    "Estimator",
-    [KLNMF, NormalizedNMF, PLSI, JointNMF, LDAVI, GammaPoissonVI],
-    ids=lambda E: E.__name__,
-)
-def test_distributed_fit_at_default_parameters_equals_in_memory_fit(client, Estimator):
+@pytest.mark.parametrize("spec", estimators_with("blockwise"))
+def test_distributed_fit_at_default_parameters_equals_in_memory_fit(client, spec):
     # The start included (NNDSVDa from products of the blocks on the
     # workers), and the split-merge moves of LDAVI and GammaPoissonVI, one of
     # which is kept on this corpus (4 planted topics, 5 fitted).
     X = planted_counts(n=120, m=70, k=4, seed=0)
-    local = Estimator(n_components=5, random_state=0).fit(X)
-    on_cluster = Estimator(n_components=5, random_state=0).fit(_dask(X, rows=45))
+    local = spec.cls(n_components=5, random_state=0).fit(X)
+    on_cluster = spec.cls(n_components=5, random_state=0).fit(_dask(X, rows=45))
     _close(local, on_cluster)
     assert on_cluster.n_iter_ == local.n_iter_
     moves = getattr(local, "split_merge_moves_", [])

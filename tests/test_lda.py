@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _corpora import lda_counts
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import gammaln, psi
 from sklearn.decomposition import LatentDirichletAllocation
@@ -30,17 +31,7 @@ from sklearn_topicfac.models.lda import split_gain
 K = 4
 
 
-def _lda_corpus(n=150, m=60, k=K, seed=0, dtype=np.float64):
-    """Counts from the LDA generative model, documents of 10 to 300 words."""
-    rng = np.random.default_rng(seed)
-    theta = rng.dirichlet(np.full(k, 0.3), size=n)
-    beta = rng.dirichlet(np.full(m, 0.1), size=k)
-    lengths = rng.integers(10, 300, size=n)
-    X = rng.poisson(lengths[:, None] * (theta @ beta)).astype(dtype)
-    return sp.csr_matrix(X)
-
-
-X = _lda_corpus()
+X = lda_counts(k=K)
 N_DOCS = X.shape[0]
 
 
@@ -987,20 +978,12 @@ def test_a_rise_is_never_convergence():
     assert not stopped([10.0, 5.0, 4.0], tol=1e-3)
 
 
-def _small_lda_corpus(seed, n=60, m=40, k=4):
-    rng = np.random.default_rng(seed)
-    theta = rng.dirichlet(np.full(k, 0.3), size=n)
-    beta = rng.dirichlet(np.full(m, 0.1), size=k)
-    lengths = rng.integers(10, 100, size=n)
-    return rng.poisson(lengths[:, None] * (theta @ beta)).astype(float)
-
-
 def test_split_merge_moves_need_more_than_the_fits_resolution():
     # float32 and float64 fits of this corpus end at the same bound (5e-6
     # apart); a move raised the float32 bound by 0.14 (1.5e-5 relative, far
     # below what the fit's tol resolves) and was kept, so the two dtypes
     # ended with permuted topics.
-    X = _small_lda_corpus(54)
+    X = lda_counts(n=60, m=40, seed=54, max_length=100).toarray()
     e64 = LDAVI(5, random_state=0).fit(X)
     e32 = LDAVI(5, random_state=0).fit(X.astype(np.float32))
     for est in (e64, e32):

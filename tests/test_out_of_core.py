@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import planted_counts
+from _estimators import estimators_with
 from numpy.testing import assert_allclose
 from sklearn.base import clone
 
@@ -15,7 +16,6 @@ from sklearn_topicfac import (
     KLNMF,
     LDAVI,
     PLSI,
-    GammaPoissonVI,
     HybridNMFPLSI,
     JointNMF,
     NormalizedNMF,
@@ -42,9 +42,6 @@ def test_blocks_fit_equals_in_memory_fit(Estimator):
     _same_fit(Estimator(**KW).fit(X), Estimator(**KW).fit(Blocks(X, block_size=60)))
 
 
-BLOCKWISE = [KLNMF, NormalizedNMF, PLSI, JointNMF, LDAVI, GammaPoissonVI]
-
-
 def _same_moves(a, b):
     """The same split-merge moves, decided the same way (bounds to rounding)."""
     moves_a = getattr(a, "split_merge_moves_", [])
@@ -56,15 +53,15 @@ def _same_moves(a, b):
         assert_allclose(m_a["bound_after"], m_b["bound_after"], rtol=1e-9)
 
 
-@pytest.mark.parametrize("Estimator", BLOCKWISE)
-def test_blocks_fit_at_default_parameters_equals_in_memory_fit(Estimator):
+@pytest.mark.parametrize("spec", estimators_with("blockwise"))
+def test_blocks_fit_at_default_parameters_equals_in_memory_fit(spec):
     # The start included: NNDSVDa from products of the blocks with thin
     # matrices, and LDAVI's and GammaPoissonVI's split-merge moves made on
     # the blocks.  On this corpus (4 planted topics, 5 fitted) a move is
     # kept in memory, so the moves are really exercised.
     X = planted_counts(n=120, m=70, k=4, seed=0)
-    memory = Estimator(n_components=5, random_state=0).fit(X)
-    blocks = Estimator(n_components=5, random_state=0).fit(Blocks(X, block_size=50))
+    memory = spec.cls(n_components=5, random_state=0).fit(X)
+    blocks = spec.cls(n_components=5, random_state=0).fit(Blocks(X, block_size=50))
     _same_fit(memory, blocks)
     assert blocks.n_iter_ == memory.n_iter_
     _same_moves(memory, blocks)

@@ -140,22 +140,26 @@ class TopicFactorization(TopicEstimator):
             **extra,
         )
 
-    def _fit_engine(self, runner, W, H, **options):
-        """Start and iterate the model on ``runner``: an `engine.FitResult`."""
+    def _fit_engine(self, runner, W, H, *, settings=None, rng=None, online=None):
+        """Start and iterate the model on ``runner``: an `engine.FitResult`.
+
+        ``settings`` adds to the iteration settings (``n_init``, ``moves``),
+        ``rng`` is the generator of the random starts (by default one seeded
+        by ``random_state``), ``online`` an `engine.Online` for online epochs.
+        """
         n, m = runner.shape
         k = self.n_components
-        init = resolve_init(self.init, self._default_init, n, m, k)
         return engine.fit(
             self._build_model(),
             runner,
-            self._settings(**options.pop("settings", {})),
-            init=init,
+            self._settings(**(settings or {})),
+            init=resolve_init(self.init, self._default_init, n, m, k),
             k=k,
             random_state=self.random_state,
-            rng=options.pop("rng", None) or check_random_state(self.random_state),
+            rng=check_random_state(self.random_state) if rng is None else rng,
             W=W,
             H=H,
-            **options,
+            online=online,
         )
 
     def _fit(self, X, W=None, H=None):

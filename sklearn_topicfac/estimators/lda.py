@@ -68,27 +68,19 @@ class _Variational(TopicFactorization):
         """Online learning in ``fit`` (an `engine.Online`), or None for batch."""
         return None
 
-    def _fit(self, X, W=None, H=None):
-        runner = self._runner(X)
+    def _fit_engine(self, runner, W, H):
         self._reset_state()
-        try:
-            result = self._fit_engine(
-                runner,
-                W,
-                H,
-                settings={"n_init": self.n_init, "moves": self.split_merge},
-                rng=self.random_state_,
-                online=self._online(),
-            )
-            if hasattr(runner, "n_bytes"):
-                self.n_bytes_per_iteration_ = np.asarray(runner.n_bytes)
-        finally:
-            runner.close()
+        result = super()._fit_engine(
+            runner,
+            W,
+            H,
+            settings={"n_init": self.n_init, "moves": self.split_merge},
+            rng=self.random_state_,
+            online=self._online(),
+        )
         self.n_batch_iter_ = 1 + result.n_steps
         self.split_merge_moves_ = result.moves
-        self._store_fit_result(result.history, result.n_iter, result.converged)
-        self._set_fit_attributes(result.W, result.H)
-        return runner
+        return result
 
     def _schedule(self):
         return _DEFAULT_SCHEDULE
