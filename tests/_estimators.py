@@ -137,7 +137,7 @@ class EstimatorSpec:
 def _nmf_family(Estimator, bad_params=None, **capabilities):
     """KLNMF, NormalizedNMF, PLSI, JointNMF: one map-reduce loop of
     multiplicative updates over the documents, online learning by stepwise
-    EM (``_OnlineMixin``)."""
+    EM (``StepwiseEM``)."""
     return EstimatorSpec(
         Estimator,
         # The tests give max_iter themselves; a test that does not (parameter
