@@ -51,7 +51,10 @@ from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.utils import gen_batches
 
 from sklearn_topicfac import KLNMF, LDAVI
+from sklearn_topicfac.engine import InMemoryRunner, start_topics
+from sklearn_topicfac.engine.iterations import start as start_fit
 from sklearn_topicfac.kernels import _parallel
+from sklearn_topicfac.models import LDAModel
 
 try:
     from sklearn_topicfac import JointNMF
@@ -188,24 +191,28 @@ def sklearn_epochs(X, k, epochs, seed, method, batch_size, held_out=None):
 
 
 def ldavi_epochs(X, k, epochs, seed, method, batch_size, held_out=None):
-    """The body of LDAVI.fit (validation, start, hooks), one timed epoch at a time."""
-    est = LDAVI(
-        k,
-        init="random",
-        learning_method=method,
-        batch_size=batch_size,
-        max_iter=epochs,
-        tol=0,
-        random_state=seed,
-    )
+    """LDAVI's fit (start, epochs) through the engine, one timed epoch at a time."""
     clock = Clock()
-    Xc = est._validate_X(X, reset=True)
-    W, H = est._initialize(Xc, None, None)
+    model = LDAModel(np.full(k, 1 / k), 1 / k, 1e-3, 100)
+    runner = InMemoryRunner(sp.csr_matrix(X, dtype=np.float64))
+    H = start_fit(model, runner, "random", k, seed, np.random.RandomState(seed))
+    X_in_order, W = runner.X, runner.rows()
     setup = clock.read()
     times, perps = [], []
-    for _ in range(epochs):
+    step = 1
+    for epoch in range(epochs):
         clock = Clock()
-        W, H, _ = est._iterate(Xc, W, H)
+        if method == "batch":
+            stats = runner.step(model, H, None, warm=epoch > 0)
+            H = model.topic_step(H, stats)[0]
+        else:  # online: mini-batches in input order, as LDAVI's online fit
+            n = X_in_order.shape[0]
+            for batch in gen_batches(n, batch_size):
+                Xb = X_in_order[batch]
+                W[batch], stats = model.doc_step(Xb, W[batch], H, step > 1)
+                rho = (10.0 + step) ** -0.7
+                H = model.online_step(H, stats["counts"], n / Xb.shape[0], rho)
+                step += 1
         times.append(clock.read())
         if held_out is not None:
             perps.append(held_out(H))
@@ -237,8 +244,8 @@ def check_same_start(X, k, seed, method, batch_size):
         k, learning_method=method, batch_size=batch_size, random_state=seed
     )
     sk._init_latent_vars(Xs.shape[1], dtype=Xs.dtype)
-    est = LDAVI(k, init="random", random_state=seed)
-    _, lam0 = est._initialize(est._validate_X(Xs, reset=True), None, None)
+    model = LDAModel(np.full(k, 1 / k), 1 / k, 1e-3, 100)
+    lam0 = start_topics(model, InMemoryRunner(sp.csr_matrix(Xs)), "random", k, seed)
     assert np.array_equal(lam0, sk.components_), "different topics' start"
     n = Xs.shape[0]
     if method == "online":

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from sklearn_topicfac import PLSI, SimplexPLSA
-from sklearn_topicfac._simplex import _affine_coordinates
+from sklearn_topicfac.models.simplex import affine_coordinates
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DOC_PATH = REPO_ROOT / "docs" / "paper004_simplex.md"
@@ -67,7 +67,7 @@ def make_data(n=1000, noise=0.1, seed=0):
 
 def inside(X, vertices):
     """Fraction of points whose projection on the simplex's plane is inside it."""
-    return float(np.mean(np.all(_affine_coordinates(X, vertices) >= -1e-9, axis=1)))
+    return float(np.mean(np.all(affine_coordinates(X, vertices) >= -1e-9, axis=1)))
 
 
 def thinness(vertices):
