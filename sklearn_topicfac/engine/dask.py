@@ -298,7 +298,7 @@ class DaskRunner:
         return total
 
     def finish(self, model, H, scale):
-        """The last pass: the objective of the state, and ``W``'s column sums."""
+        """The last pass: the objective of the state (the states scaled)."""
         client = self.client
 
         def run():

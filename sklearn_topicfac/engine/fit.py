@@ -28,7 +28,6 @@ class FitResult:
 
     W: np.ndarray
     H: np.ndarray
-    w_sum: np.ndarray
     history: list
     n_iter: int
     converged: bool
@@ -76,5 +75,5 @@ def fit(
             n_steps += n_moved
         W = runner.rows()
     return FitResult(
-        W, best.H, best.w_sum, best.history, best.n_iter, best.converged, n_steps, moves
+        W, best.H, best.history, best.n_iter, best.converged, n_steps, moves
     )

@@ -47,7 +47,6 @@ class Run:
     history: list
     n_iter: int
     converged: bool
-    w_sum: np.ndarray
     n_steps: int
 
     @property
@@ -81,7 +80,7 @@ def run(model, runner, H, settings, *, warm, label="fit"):
     history, n_iter, converged = settings.loop(
         iterate, final_loss, run=label, describe=runner.describe
     )
-    return Run(H, history, n_iter, converged, final["w_sum"], n_iter)
+    return Run(H, history, n_iter, converged, n_iter)
 
 
 def start(model, runner, init, k, random_state, rng, W=None, H=None):
@@ -160,4 +159,4 @@ def run_online(model, runner, H, settings, online, *, label="fit"):
 
     history, n_iter, converged = settings.loop(iterate, final_loss, run=label)
     runner.restore([runner.source.block.sort(W)])
-    return Run(state["H"], history, n_iter, converged, W.sum(axis=0), state["step"] - 1)
+    return Run(state["H"], history, n_iter, converged, state["step"] - 1)

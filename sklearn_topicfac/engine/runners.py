@@ -62,8 +62,7 @@ def finish_task(model, block, W, H, scale):
     """The last pass over a block: its objective and its final W (sorted order)."""
     if scale is not None:
         W = W * scale[None, :].astype(W.dtype, copy=False)
-    stats = {"loss": model.doc_loss(block.X, W, H), "w_sum": W.sum(axis=0)}
-    return stats, W
+    return {"loss": model.doc_loss(block.X, W, H)}, W
 
 
 def map_task(model, block, W, H_raw):
@@ -156,7 +155,7 @@ class LocalRunner:
         return total
 
     def finish(self, model, H, scale):
-        """The last pass: the objective of the state, and ``W``'s column sums."""
+        """The last pass: the objective of the state (the states scaled)."""
         parts, self.states = zip(
             *(
                 finish_task(model, block, W, H, scale)
