@@ -1,0 +1,211 @@
+"""Every estimator at its defaults against the peers, on the labeled real corpora.
+
+Groundwork for issue 14 (first version): clustering accuracy (Hungarian
+matching), NMI, the mean NPMI coherence of the top-10 terms and the wall
+time, with k = the number of classes, for
+
+- the package's count estimators at their defaults (``random_state`` only);
+- scikit-learn's ``NMF(beta_loss="kullback-leibler", solver="mu")`` and
+  ``LatentDirichletAllocation``, K-means on tf-idf, gensim's ``LdaModel``
+  and tomotopy's ``LDAModel`` (when installed: ``pip install
+  "sklearn-topicfac[bench]"``),
+
+on the corpora of ``../shared/data`` (matrices as given, raw text through
+``CountVectorizer``).  Each document's cluster is the argmax of its topic
+proportions.  The held-out perplexity column is still to come (it needs the
+held-out score for words unseen in training, the issue's second item).
+
+    python benchmarks/real_text.py --quick            # Classic3 and CSTR, 1 seed
+    python benchmarks/real_text.py --out docs/real_text.md
+"""
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.cluster import KMeans
+from sklearn.decomposition import NMF, LatentDirichletAllocation
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.feature_extraction.text import TfidfTransformer
+from sklearn.metrics import normalized_mutual_info_score
+
+import sklearn_topicfac as tf
+from sklearn_topicfac.datasets import (
+    load_labeled_text,
+    load_mat_corpus,
+    load_reuters21578,
+)
+from sklearn_topicfac.kernels import normalize_rows
+from sklearn_topicfac.metrics import clustering_accuracy, npmi_coherence
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+CORPORA = {
+    "classic3": lambda: load_mat_corpus(DATA / "classic3" / "classic3.mat")[:2],
+    "cstr": lambda: load_mat_corpus(DATA / "cstr" / "cstr.mat")[:2],
+    "webace": lambda: load_mat_corpus(DATA / "webace" / "WebACE.mat")[:2],
+    "webkb4": lambda: load_labeled_text(
+        [DATA / "webkb4" / f"webkb-{part}-stemmed.txt" for part in ("train", "test")],
+        drop_empty=True,
+    )[:2],
+    "reuters10": lambda: load_reuters21578(DATA / "reuters21578")[:2],
+    "20news": lambda: load_mat_corpus(DATA / "20newsgroups" / "20Newsgroups.mat")[:2],
+}
+
+
+def _ours(Estimator):
+    def fit(X, k, seed):
+        est = Estimator(n_components=k, random_state=seed).fit(X)
+        return est.topic_proportions(X), est.topic_word_distributions()
+
+    return fit
+
+
+def _sklearn_nmf(X, k, seed):
+    nmf = NMF(k, beta_loss="kullback-leibler", solver="mu", random_state=seed)
+    W = nmf.fit_transform(X)
+    H = nmf.components_
+    return normalize_rows(W * H.sum(axis=1))[0], normalize_rows(H)[0]
+
+
+def _sklearn_lda(X, k, seed):
+    lda = LatentDirichletAllocation(k, random_state=seed)
+    return lda.fit_transform(X), normalize_rows(lda.components_)[0]
+
+
+def _kmeans_tfidf(X, k, seed):
+    tfidf = TfidfTransformer().fit_transform(X)
+    km = KMeans(k, n_init=10, random_state=seed).fit(tfidf)
+    theta = np.eye(k)[km.labels_]
+    # Topics for coherence: each cluster's centroid in tf-idf space.
+    return theta, np.maximum(km.cluster_centers_, 0)
+
+
+def _gensim_lda(X, k, seed):
+    from gensim.models import LdaModel
+
+    X = sp.csr_matrix(X)
+    corpus = [
+        list(zip(X.indices[a:b].tolist(), X.data[a:b].tolist(), strict=True))
+        for a, b in zip(X.indptr[:-1], X.indptr[1:], strict=True)
+    ]
+    model = LdaModel(corpus, num_topics=k, id2word=None, random_state=seed)
+    theta = np.zeros((X.shape[0], k))
+    for d, bow in enumerate(corpus):
+        for z, p in model.get_document_topics(bow, minimum_probability=0.0):
+            theta[d, z] = p
+    return theta, model.get_topics()
+
+
+def _tomotopy_lda(X, k, seed):
+    import tomotopy
+
+    X = sp.csr_matrix(X)
+    model = tomotopy.LDAModel(k=k, seed=seed)
+    for a, b in zip(X.indptr[:-1], X.indptr[1:], strict=True):
+        words = np.repeat(X.indices[a:b], X.data[a:b].astype(int)).astype(str)
+        model.add_doc(words.tolist() or ["<empty>"])
+    model.train(1000)
+    theta = np.array([doc.get_topic_dist() for doc in model.docs])
+    phi = np.zeros((k, X.shape[1]))
+    for z in range(k):
+        dist = model.get_topic_word_dist(z)
+        for w, p in zip(model.used_vocabs, dist, strict=True):
+            if w != "<empty>":
+                phi[z, int(w)] = p
+    return theta, phi
+
+
+def methods():
+    out = {
+        name: _ours(getattr(tf, name))
+        for name in tf.estimators.__all__
+        if name != "SimplexPLSA"
+    }
+    out["sklearn NMF(KL)"] = _sklearn_nmf
+    out["sklearn LDA"] = _sklearn_lda
+    out["KMeans tf-idf"] = _kmeans_tfidf
+    try:
+        import gensim  # noqa: F401
+
+        out["gensim LDA"] = _gensim_lda
+    except ImportError:
+        pass
+    try:
+        import tomotopy  # noqa: F401
+
+        out["tomotopy LDA"] = _tomotopy_lda
+    except ImportError:
+        pass
+    return out
+
+
+def run(corpora, seeds):
+    rows = []
+    for corpus in corpora:
+        X, y = CORPORA[corpus]()
+        X = sp.csr_matrix(X, dtype=np.float64)
+        k = len(np.unique(y))
+        print(f"{corpus}: {X.shape[0]} documents, {X.shape[1]} terms, k = {k}")
+        for name, fit in methods().items():
+            scores = []
+            for seed in seeds:
+                start = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    theta, phi = fit(X, k, seed)
+                seconds = time.perf_counter() - start
+                labels = np.asarray(theta).argmax(axis=1)
+                scores.append(
+                    (
+                        clustering_accuracy(y, labels),
+                        normalized_mutual_info_score(y, labels),
+                        float(np.mean(npmi_coherence(phi, X, n_top=10))),
+                        seconds,
+                    )
+                )
+            acc, nmi, npmi, seconds = np.mean(scores, axis=0)
+            rows.append((corpus, name, acc, nmi, npmi, seconds))
+            print(
+                f"  {name:18s} acc {acc:.3f}  nmi {nmi:.3f}  npmi {npmi:+.3f}  "
+                f"{seconds:7.2f} s"
+            )
+    return rows
+
+
+def table(rows, seeds):
+    lines = [
+        f"Means over seeds {list(seeds)}; k = number of classes; defaults.",
+        "",
+        "| corpus | method | accuracy | NMI | NPMI (top 10) | seconds |",
+        "|---|---|---|---|---|---|",
+    ]
+    for corpus, name, acc, nmi, npmi, seconds in rows:
+        lines.append(
+            f"| {corpus} | {name} | {acc:.3f} | {nmi:.3f} | {npmi:+.3f} | "
+            f"{seconds:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="Classic3, CSTR, 1 seed")
+    parser.add_argument("--corpora", nargs="+", choices=list(CORPORA))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--out", type=Path, help="write the table (Markdown) here")
+    args = parser.parse_args(argv)
+    corpora = args.corpora or (["classic3", "cstr"] if args.quick else list(CORPORA))
+    seeds = [args.seeds[0]] if args.quick else args.seeds
+    rows = run(corpora, seeds)
+    text = table(rows, seeds)
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
