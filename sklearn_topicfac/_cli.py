@@ -16,14 +16,13 @@ from pathlib import Path
 import joblib
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.pipeline import make_pipeline
 
 import sklearn_topicfac
 
-from . import __version__, fit_callback
+from . import __version__, estimators, fit_callback
 from .datasets import load_classic3, load_mat_corpus, load_reuters21578
 from .inspection import top_terms
 from .kernels import normalize_rows
@@ -32,12 +31,7 @@ from .metrics import clustering_accuracy
 
 def _estimator_names():
     """The package's estimators by their public names (``__all__`` order)."""
-    return tuple(
-        name
-        for name in sklearn_topicfac.__all__
-        if isinstance(obj := getattr(sklearn_topicfac, name), type)
-        and issubclass(obj, BaseEstimator)
-    )
+    return tuple(estimators.__all__)
 
 
 FORMATS = ("auto", "folder", "csv", "tsv", "lines", "labeled-lines", "mat", "reuters")

@@ -79,11 +79,12 @@ def plan_start(model, runner, init, k, random_state, rng, W=None, H=None):
         return _custom_start(model, runner, k, rng, W, H)
     if init == "random":
         return random_start(model, runner, k, rng)
+    total = runner.total()
     if init == "kmeans":
         W, H = kmeans_start(runner.matrix(), k, random_state)
     else:
-        W, H = nndsvda_start(runner, k, random_state)
-    W, H = model.start_from_factors(W, H, runner.total())
+        W, H = nndsvda_start(runner, k, random_state, total)
+    W, H = model.start_from_factors(W, H, total)
     if W is None:
         return H, _draw_specs(runner.sizes, k, rng, "gamma")
     return H, _split_rows(W, runner.sizes)
@@ -203,7 +204,7 @@ def _lu_basis(A):
     return linalg.lu(A, permute_l=True, check_finite=False)[0]
 
 
-def nndsvda_start(runner, k, random_state):
+def nndsvda_start(runner, k, random_state, total=None):
     """Non-negative double SVD start (Boutsidis & Gallopoulos, 2008).
 
     Each singular pair is split into its positive and negative parts and
@@ -212,7 +213,8 @@ def nndsvda_start(runner, k, random_state):
     The fill is ``sqrt(mean(X) / k)``, the scale of one factor entry when
     ``W @ H`` has the mean of X -- filling both factors with ``mean(X)``
     itself, as scikit-learn does, puts ``W @ H`` at ``mean(X) ** 2`` and
-    overflows float32 on large values.
+    overflows float32 on large values.  ``total``, the sum of X, saves a
+    pass when the caller has it.
     """
     n, m = runner.shape
     dtype = runner.dtype
@@ -238,7 +240,7 @@ def nndsvda_start(runner, k, random_state):
             scale = np.sqrt(S[j] * sigma)
             W[:, j] = scale * u / nu
             H[j] = scale * v / nv
-    mean = runner.total() / (n * m)
+    mean = (runner.total() if total is None else total) / (n * m)
     fill = dtype.type(np.sqrt(mean / k) if mean > 0 else 1.0)
     W[W == 0] = fill
     H[H == 0] = fill

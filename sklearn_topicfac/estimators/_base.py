@@ -91,6 +91,8 @@ class TopicFactorization(TopicEstimator):
 
     _default_init = "nndsvda"
     _blockwise = True
+    # The parameter whose limit a fit that did not converge reached.
+    _iteration_limit = "max_iter"
 
     def _build_model(self):  # pragma: no cover - abstract
         """The model (`sklearn_topicfac.models`) of this estimator's parameters."""
@@ -176,8 +178,9 @@ class TopicFactorization(TopicEstimator):
         self._set_fit_attributes(result.W, result.H)
         return runner
 
-    def _store_fit_result(self, history, n_iter, converged, limit="max_iter"):
+    def _store_fit_result(self, history, n_iter, converged):
         """Warn if the fit did not converge; set the objective attributes."""
+        limit = self._iteration_limit
         if not converged and self.tol > 0:
             warn(
                 f"{type(self).__name__} did not converge in {limit}="

@@ -158,6 +158,8 @@ class HybridNMFPLSI(TopicFactorization):
     # from one start (the phases would run block-wise, but the default
     # K-means start needs the whole matrix).
     _blockwise = False
+    # The rounds are what stops the fit (and what a ConvergenceWarning names).
+    _iteration_limit = "n_rounds"
 
     def _build_model(self):
         # The fitted parametrization is PLSI's, so are the fold-in and the
@@ -169,8 +171,7 @@ class HybridNMFPLSI(TopicFactorization):
         fold_in = dict(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
         return (("NMF", KLNMFModel(**fold_in)), ("PLSI", PLSIModel(**fold_in)))
 
-    def _fit(self, X, W=None, H=None):
-        runner = self._runner(X)
+    def _fit_engine(self, runner, W, H):
         n, m = runner.shape
         k = self.n_components
         init = resolve_init(self.init, self._default_init, n, m, k)
@@ -181,13 +182,10 @@ class HybridNMFPLSI(TopicFactorization):
             result = alternate(
                 self._phases(), model, runner, H, self._settings(), self.n_rounds
             )
-        self._store_fit_result(
-            result.history, sum(result.phase_n_iter), result.converged, "n_rounds"
-        )
-        self.loss_ = float(result.phase_losses[-1])
         self.n_rounds_ = result.n_rounds
         self.phase_losses_ = np.asarray(result.phase_losses)
         self.phase_n_iter_ = np.asarray(result.phase_n_iter)
-        self._set_fit_attributes(runner.rows(), result.H)
-        runner.close()
-        return runner
+        n_iter = sum(result.phase_n_iter)
+        return engine.FitResult(
+            runner.rows(), result.H, result.history, n_iter, result.converged, n_iter
+        )
