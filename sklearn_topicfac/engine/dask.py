@@ -27,6 +27,7 @@ from .runners import (
     entries_task,
     finish_task,
     map_task,
+    responsibilities_task,
     start_task,
     stats_nbytes,
     sum_stats,
@@ -325,13 +326,22 @@ class DaskRunner:
         states, self._saved, log = snapshot
         self.states, self._log = list(states), list(log)
 
-    def entries(self, model, H, t):
-        """Topic ``t``'s entries, block by block, brought here."""
-        parts = [
-            self.client.submit(entries_task, model, b, W, H, t, pure=False)
+    def topic_entries(self, model, H, topics):
+        """Per topic: ``(t, its entries block by block)``, brought here.
+
+        The blocks' responsibilities are computed once, on the workers.
+        """
+        H_f = self._put(H)
+        kept = [
+            self.client.submit(responsibilities_task, model, b, W, H_f, pure=False)
             for b, W in zip(self.blocks, self.states, strict=True)
         ]
-        return self._recovering(lambda: self.client.gather(parts))
+        for t in topics:
+            parts = [
+                self.client.submit(entries_task, model, b, r, t, pure=False)
+                for b, r in zip(self.blocks, kept, strict=True)
+            ]
+            yield t, self._recovering(lambda parts=parts: self.client.gather(parts))
 
     def rows(self):
         """The final document factor, in input order: it comes here once."""

@@ -7,10 +7,13 @@ and splits in two the topic whose share of the data is furthest from one
 topic, runs the iterations again from there, and is kept if the objective
 ends lower by more than the fit resolves; the first move undone ends the
 moves.  A model that offers moves (``model.moves``) provides the
-mathematics: ``merge_pair``, ``topic_entries`` and ``moved_topics``.
+mathematics: ``merge_pair``, ``responsibilities``, ``topic_entries`` and
+``moved_topics``.
 
 The moves run on any runner: each candidate topic's counts are gathered
-from the blocks one topic at a time (about ``1/k`` of X each), and the
+from the blocks one topic at a time (about ``1/k`` of X each; the
+responsibilities they come from are computed once per move where the
+blocks stay in memory, in memory or on the workers), and the
 states of the runner are kept to undo a move.
 """
 
@@ -99,12 +102,10 @@ def propose(model, runner, H, rng):
     kept, merged = model.merge_pair(H)
     seed = rng.randint(np.iinfo(np.int32).max)
     best_gain, split, part = 0.0, None, None
-    for t in range(k):
-        if t in (kept, merged):
-            continue
+    candidates = [t for t in range(k) if t not in (kept, merged)]
+    for t, pieces in runner.topic_entries(model, H, candidates):
         rows, columns, counts = (
-            np.concatenate(pieces)
-            for pieces in zip(*runner.entries(model, H, t), strict=True)
+            np.concatenate(of_blocks) for of_blocks in zip(*pieces, strict=True)
         )
         topic_counts, used_columns = compact_counts(rows, columns, counts)
         gain = split_gain(topic_counts, seed)

@@ -70,9 +70,14 @@ def map_task(model, block, W, H_raw):
     return model.prepare_start(W, H_raw)[0]
 
 
-def entries_task(model, block, W, H, t):
+def responsibilities_task(model, block, W, H):
+    """A block's `LDAModel.responsibilities`, for the split-merge moves."""
+    return model.responsibilities(block.X, W, H)
+
+
+def entries_task(model, block, responsibilities, t):
     """Topic ``t``'s entries in a block, with the rows numbered in the corpus."""
-    rows, columns, counts = model.topic_entries(block.X, W, H, t)
+    rows, columns, counts = model.topic_entries(block.X, responsibilities, t)
     if block.order is not None:
         rows = block.order[rows]
     return rows + block.start, columns, counts
@@ -180,12 +185,30 @@ class LocalRunner:
     def restore(self, snapshot):
         self.states = list(snapshot)
 
-    def entries(self, model, H, t):
-        """Topic ``t``'s entries over all blocks (see `LDAModel.topic_entries`)."""
-        return [
-            entries_task(model, block, W, H, t)
-            for block, W in zip(self._blocks(), self.states, strict=True)
-        ]
+    # Whether the blocks' responsibilities are kept across the topics of a
+    # move (in memory: nnz numbers, as X) or computed again per topic (one
+    # block in memory at a time, out-of-core).
+    keeps_responsibilities = False
+
+    def topic_entries(self, model, H, topics):
+        """Per topic of ``topics``: ``(t, its entries in every block)``.
+
+        See `LDAModel.topic_entries`; the rows are numbered in the corpus.
+        """
+        kept = None
+        if self.keeps_responsibilities:
+            kept = [
+                responsibilities_task(model, block, W, H)
+                for block, W in zip(self._blocks(), self.states, strict=True)
+            ]
+        for t in topics:
+            pieces = []
+            for i, (block, W) in enumerate(
+                zip(self._blocks(), self.states, strict=True)
+            ):
+                r = kept[i] if kept else responsibilities_task(model, block, W, H)
+                pieces.append(entries_task(model, block, r, t))
+            yield t, pieces
 
     def rows(self):
         """The final document factor, in input order."""
@@ -211,6 +234,7 @@ class InMemoryRunner(LocalRunner):
 
     # The progress lines of an in-memory fit say nothing about where it runs.
     describe = None
+    keeps_responsibilities = True
 
     def row_product(self, Q):
         return self.X @ Q

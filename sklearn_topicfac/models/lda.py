@@ -270,12 +270,12 @@ class LDAModel(TopicModel):
         """The topics' expected counts: ``lambda - eta`` (float64, >= 0)."""
         return np.maximum(H.astype(np.float64) - (self.topic_word_prior or 0.0), 0.0)
 
-    def topic_entries(self, X, gamma, H, t):
-        """Topic ``t``'s expected counts ``X_dw Theta_dt B_tw / (Theta B)_dw``.
+    def responsibilities(self, X, gamma, H):
+        """What `topic_entries` reads for the rows ``X``: ``(Theta, B, y, rows)``.
 
-        At the stored entries of the rows ``X`` (with their last E-step's
-        ``gamma``) where the topic holds at least ``_SHARE_FLOOR`` of the
-        word: ``(rows, columns, counts)``.  The responsibilities do not
+        ``Theta`` from the rows' last E-step ``gamma``, ``B`` from ``H``, ``y =
+        Theta B`` at the stored entries and their row indices: computed once
+        for all the topics of a split-merge move.  The responsibilities do not
         change if a document's row of ``Theta`` is rescaled, so
         GammaPoissonVI's ``exp(psi(a)) / (b + 1)`` gives the same ones.
         """
@@ -284,6 +284,16 @@ class LDAModel(TopicModel):
         B = self.topic_expectation(H, slice(None))
         y = product_at_nonzeros(X, Theta, B)
         rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        return Theta, B, y, rows
+
+    def topic_entries(self, X, responsibilities, t):
+        """Topic ``t``'s expected counts ``X_dw Theta_dt B_tw / (Theta B)_dw``.
+
+        At the stored entries of the rows ``X`` where the topic holds at
+        least ``_SHARE_FLOOR`` of the word: ``(rows, columns, counts)``;
+        ``responsibilities`` is `responsibilities` of these rows.
+        """
+        Theta, B, y, rows = responsibilities
         share = Theta[rows, t] * B[t, X.indices] / y
         keep = np.flatnonzero(share >= _SHARE_FLOOR)
         return rows[keep], X.indices[keep], X.data[keep] * share[keep]
