@@ -22,7 +22,14 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_topicfac import KLNMF, PLSI, JointNMF, NormalizedNMF, SimplexPLSA
+from sklearn_topicfac import (
+    KLNMF,
+    LDAVI,
+    PLSI,
+    JointNMF,
+    NormalizedNMF,
+    SimplexPLSA,
+)
 from sklearn_topicfac.kernels import completion_split
 
 choosing_k = load_example("choosing_k")
@@ -98,9 +105,14 @@ def _reference_score(est, X):
     seed = est.random_state if isinstance(est.random_state, int) else 0
     observed, held = completion_split(sp.csr_matrix(X), seed)
     theta, phi = est.topic_proportions(observed), est.topic_word_distributions()
-    P = theta @ phi
+    P = _smoothed(theta @ phi)
     rows, cols = held.nonzero()
     return np.sum(held.data * np.log(P[rows, cols])) / held.sum()
+
+
+def _smoothed(P):
+    """The documented scoring mixture: 1e-3 of the uniform over the terms."""
+    return (1 - 1e-3) * P + 1e-3 / P.shape[1]
 
 
 def test_score_is_the_held_out_completion_log_likelihood():
@@ -109,7 +121,7 @@ def test_score_is_the_held_out_completion_log_likelihood():
     observed, held = completion_split(X, seed=3)
     # For PLSI, transform is P(z|d) and components_ is P(w|z): the whole
     # definition from public pieces.
-    P = est.transform(observed) @ est.components_
+    P = _smoothed(est.transform(observed) @ est.components_)
     rows, cols = held.nonzero()
     expected = np.sum(held.data * np.log(P[rows, cols])) / held.sum()
     assert_allclose(est.score(X), expected, rtol=1e-10)
@@ -152,6 +164,36 @@ def test_score_of_a_corpus_is_the_weighted_mean_of_its_parts():
     assert_allclose(est.score(X), np.dot(held_words, scores) / sum(held_words))
     order = np.random.default_rng(1).permutation(90)
     assert_allclose(est.score(X[order]), est.score(X), rtol=1e-12)
+
+
+def test_a_word_unseen_in_training_costs_log_v_over_epsilon_not_708_nats():
+    # Train on documents that never use the last term; score documents that
+    # do.  Unsmoothed, PLSI (maximum likelihood) gives the term probability 0
+    # and each held-out token would cost the float floor, about 708 nats.
+    X = np.asarray(sp.csr_matrix(planted_counts(n=120, m=40, seed=8)).toarray())
+    train, test = X[:80].copy(), X[80:].copy()
+    train[:, -1] = 0
+    test[:, -1] = np.maximum(test[:, -1], 1)
+    plsi = PLSI(n_components=3, random_state=0).fit(train)
+    assert np.all(plsi.components_[:, -1] < 1e-300)  # the term is unseen
+    observed, held = completion_split(sp.csr_matrix(test), 0)
+    theta = plsi.topic_proportions(observed)
+    P = theta @ plsi.topic_word_distributions()
+    rows, cols = held.nonzero()
+    unseen = cols == 39
+    assert unseen.any()
+    p = (1 - 1e-3) * P[rows, cols] + 1e-3 / 40
+    # The unseen term's tokens each cost log(V / epsilon), ~10.6 nats here.
+    assert_allclose(-np.log(p[unseen]), np.log(40 / 1e-3), rtol=1e-9)
+    expected = np.sum(held.data * np.log(p)) / held.sum()
+    assert_allclose(plsi.score(test), expected, rtol=1e-10)
+    # The unseen word does not dominate: the score stays within half a nat
+    # per word of the score of the same documents without it, and of LDA's.
+    without = test.copy()
+    without[:, -1] = 0
+    assert abs(plsi.score(test) - plsi.score(without)) < 0.5
+    lda = LDAVI(n_components=3, random_state=0).fit(train)
+    assert abs(plsi.score(test) - lda.score(test)) < 0.5
 
 
 def test_held_out_score_peaks_while_the_training_fit_keeps_improving():

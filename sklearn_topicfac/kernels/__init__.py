@@ -22,7 +22,11 @@ estimators.  The kernels import nothing from the rest of the package.
 """
 
 from ._parallel import thread_budget
-from .completion import completion_log_likelihood, completion_split
+from .completion import (
+    HELD_OUT_SMOOTHING,
+    completion_log_likelihood,
+    completion_split,
+)
 from .divergence import kl_divergence, kl_divergence_from_ratio
 from .products import (
     multiply_keeping_zeros,
@@ -56,6 +60,7 @@ from .variational import (
 )
 
 __all__ = [
+    "HELD_OUT_SMOOTHING",
     "completion_log_likelihood",
     "completion_split",
     "dirichlet_expectation",

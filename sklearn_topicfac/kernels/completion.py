@@ -19,6 +19,13 @@ is deterministic, identical for dense and sparse input, for float32 and
 float64, and a document is split the same way whatever other documents are
 scored with it.  So the score of a corpus is the held-out-word-weighted mean
 of the scores of its parts.
+
+A term that never occurs in the training data has probability zero under a
+maximum-likelihood model (PLSI, the NMF family) and would cost the float
+floor, about 708 nats, each time it is held out: on real vocabularies a few
+such words decide a fold.  So the score mixes a small uniform distribution
+into every topic, :data:`HELD_OUT_SMOOTHING` = 1e-3, the same for every
+estimator and used only for scoring.
 """
 
 import numpy as np
@@ -26,6 +33,13 @@ import scipy.sparse as sp
 from scipy.special import ndtri
 
 from .products import product_at_nonzeros
+
+# The weight of the uniform distribution over the vocabulary that every
+# estimator's ``score`` mixes into its topics (see `completion_log_likelihood`):
+# a term absent from the training data costs log(V / 1e-3) nats (about 17
+# for 26,000 terms) instead of the float floor's 708, and a word the topics
+# do emit loses at most -log(1 - 1e-3) = 0.001 nats.
+HELD_OUT_SMOOTHING = 1e-3
 
 # SplitMix64's finalizer (Steele, Lea & Flood, 2014): a bijection of 64-bit
 # words whose output bits are, to every statistical test, independent fair
@@ -151,7 +165,7 @@ def completion_split(X, seed=0):
     return tuple(parts)
 
 
-def completion_log_likelihood(X_held_out, theta, phi):
+def completion_log_likelihood(X_held_out, theta, phi, smoothing=0.0):
     """Log-likelihood of the held-out words under ``P(w|d) = theta @ phi``.
 
     Parameters
@@ -162,13 +176,20 @@ def completion_log_likelihood(X_held_out, theta, phi):
         Topic proportions folded in on the observed part; rows sum to one.
     phi : ndarray of shape (n_components, n_features)
         Topics; rows sum to one.
+    smoothing : float in [0, 1), default=0.0
+        Weight ``epsilon`` of the uniform distribution over the
+        ``n_features`` terms mixed into every topic for scoring:
+        :math:`P_\\epsilon(w \\mid z) = (1 - \\epsilon) P(w \\mid z) +
+        \\epsilon / V`.  A word no topic can emit then costs
+        :math:`\\log(V / \\epsilon)` nats, not the float floor's 708.
 
     Returns
     -------
     log_likelihood : float
-        :math:`\\sum_{dw} X_{dw} \\log \\sum_z \\theta_{dz} \\phi_{zw}`, with
-        each probability floored at the smallest normal float64 (a word the
-        model cannot emit costs about 708 nats instead of infinity).
+        :math:`\\sum_{dw} X_{dw} \\log \\sum_z \\theta_{dz}
+        P_\\epsilon(w \\mid z)`, with each probability floored at the
+        smallest normal float64 (without smoothing, a word the model cannot
+        emit costs about 708 nats instead of infinity).
     n_words : float
         The number of held-out words, ``X_held_out.sum()``.
     """
@@ -176,8 +197,13 @@ def completion_log_likelihood(X_held_out, theta, phi):
     p = product_at_nonzeros(
         X, theta.astype(X.dtype, copy=False), phi.astype(X.dtype, copy=False)
     )
-    # The floor and the sum in float64 whatever the working dtype, so that a
-    # word the model cannot emit costs the same for float32 and float64 input.
-    log_p = np.log(np.maximum(p.astype(np.float64), np.finfo(np.float64).tiny))
+    # The mixture, the floor and the sum in float64 whatever the working
+    # dtype, so that a word the model cannot emit costs the same for float32
+    # and float64 input.  Since the rows of theta sum to one, smoothing every
+    # topic is smoothing the document's mixture.
+    p = p.astype(np.float64)
+    if smoothing:
+        p = (1.0 - smoothing) * p + smoothing / X.shape[1]
+    log_p = np.log(np.maximum(p, np.finfo(np.float64).tiny))
     data = X.data.astype(np.float64)
     return float(data @ log_p), float(data.sum())
