@@ -142,12 +142,16 @@ def _nmf_family(Estimator, bad_params=None, **capabilities):
         Estimator,
         # The tests give max_iter themselves; a test that does not (parameter
         # validation) stops before the first iteration anyway.
-        fast_params=_frozen({"max_iter": 20}),
+        # One split-merge move at most (default: 3), as for LDAVI.
+        fast_params=_frozen({"max_iter": 20, "split_merge": 1}),
+        n_init=True,
         verbose_prefix=Estimator.__name__,
         bad_params=_frozen(
             {
                 "learning_decay": (0.5, 1.5),  # in (0.5, 1]
                 "learning_offset": (0.5,),  # >= 1
+                "split_merge": (-1,),
+                "n_init": (0,),
                 **(bad_params or {}),
             }
         ),
@@ -252,8 +256,10 @@ REGISTRY = (
     ),
     EstimatorSpec(
         tf.HybridNMFPLSI,
-        # Two rounds (default: 10), each two phases of up to max_iter.
-        fast_params=_frozen({"n_rounds": 2}),
+        # Two rounds (default: 10), each two phases of up to max_iter; one
+        # split-merge move at most (default: 3).
+        fast_params=_frozen({"n_rounds": 2, "split_merge": 1}),
+        n_init=True,
         check_params=({"n_rounds": 3, "max_iter": 50},),
         # Two algorithms in turn, each to convergence: not one map-reduce
         # loop over the documents.
@@ -272,7 +278,7 @@ REGISTRY = (
         # phases' own iteration lines carry KLNMF's and PLSI's names.
         verbose_prefix=None,
         rounds_of_two_phases=True,
-        bad_params=_frozen({"n_rounds": (0, 1.5, "2")}),
+        bad_params=_frozen({"n_rounds": (0, 1.5, "2"), "split_merge": (-1,)}),
     ),
     EstimatorSpec(
         tf.SimplexPLSA,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import sklearn_topicfac
-from sklearn_topicfac import datasets, inspection, metrics
+from sklearn_topicfac import datasets, inspection, metrics, model_selection
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,13 +19,13 @@ def _public_objects():
         obj = getattr(sklearn_topicfac, name)
         if inspect.isclass(obj) or inspect.isfunction(obj):
             yield name, obj
-    for module in (datasets, inspection, metrics):
+    for module in (datasets, inspection, metrics, model_selection):
         for name in getattr(module, "__all__", []):
             yield f"{module.__name__}.{name}", getattr(module, name)
 
 
 @pytest.mark.parametrize(
-    "name, obj", list(_public_objects()), ids=lambda v: str(v)[:40]
+    "name, obj", [pytest.param(*item, id=item[0]) for item in _public_objects()]
 )
 def test_public_objects_have_a_docstring_with_an_example(name, obj):
     # The examples themselves run under pytest --doctest-modules.

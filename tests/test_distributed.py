@@ -96,8 +96,8 @@ def test_distributed_fit_equals_in_memory_fit(client, Estimator, params):
 @pytest.mark.parametrize("spec", estimators_with("blockwise"))
 def test_distributed_fit_at_default_parameters_equals_in_memory_fit(client, spec):
     # The start included (NNDSVDa from products of the blocks on the
-    # workers), and the split-merge moves of LDAVI and GammaPoissonVI, one of
-    # which is kept on this corpus (4 planted topics, 5 fitted).
+    # workers), and the split-merge moves, proposed, tried on the workers and
+    # undone on this corpus (4 planted topics, 5 fitted), as in memory.
     X = planted_counts(n=120, m=70, k=4, seed=0)
     local = spec.cls(n_components=5, random_state=0).fit(X)
     on_cluster = spec.cls(n_components=5, random_state=0).fit(_dask(X, rows=45))
@@ -107,8 +107,7 @@ def test_distributed_fit_at_default_parameters_equals_in_memory_fit(client, spec
     assert [m["accepted"] for m in moves] == [
         m["accepted"] for m in getattr(on_cluster, "split_merge_moves_", [])
     ]
-    if moves:
-        assert moves[0]["accepted"]
+    assert moves  # a move was proposed and tried on the cluster
 
 
 def test_distributed_fit_from_a_custom_start_and_float32(client):

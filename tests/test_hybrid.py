@@ -76,18 +76,20 @@ def test_kmeans_start_needs_enough_documents():
     with pytest.raises(
         ValueError, match="init='kmeans' needs n_components <= n_samples = 3"
     ):
-        KLNMF(n_components=4, init="kmeans").fit(X)
+        KLNMF(n_components=4, init="kmeans", split_merge=0).fit(X)
     # The hybrid's default start falls back to "random" instead of raising.
-    est = HybridNMFPLSI(n_components=4, max_iter=5, random_state=0).fit(X)
+    est = HybridNMFPLSI(n_components=4, max_iter=5, random_state=0, split_merge=0).fit(
+        X
+    )
     assert est.components_.shape == (4, X.shape[1])
 
 
 def test_default_init_is_the_kmeans_start():
     params = dict(n_components=4, random_state=3, max_iter=30)
-    a = HybridNMFPLSI(**params).fit(X_PLANTED)
-    b = HybridNMFPLSI(init="kmeans", **params).fit(X_PLANTED)
+    a = HybridNMFPLSI(**params, split_merge=0).fit(X_PLANTED)
+    b = HybridNMFPLSI(init="kmeans", **params, split_merge=0).fit(X_PLANTED)
     assert_array_equal(a.loss_history_, b.loss_history_)
-    c = HybridNMFPLSI(init="nndsvda", **params).fit(X_PLANTED)
+    c = HybridNMFPLSI(init="nndsvda", **params, split_merge=0).fit(X_PLANTED)
     assert a.loss_history_[0] != c.loss_history_[0]
 
 
@@ -96,7 +98,9 @@ def test_default_init_is_the_kmeans_start():
 @pytest.mark.parametrize("seed", range(4))
 def test_objective_never_rises_from_phase_to_phase(seed):
     X = planted_counts(n=120, m=80, k=4, seed=seed)
-    est = HybridNMFPLSI(n_components=6, random_state=seed, n_rounds=6).fit(X)
+    est = HybridNMFPLSI(
+        n_components=6, random_state=seed, n_rounds=6, split_merge=0
+    ).fit(X)
     phases = est.phase_losses_
     assert len(phases) == 2 * est.n_rounds_ + 1
     assert np.all(np.diff(phases) <= 1e-12 * phases[0])
@@ -114,9 +118,9 @@ def test_objective_never_rises_from_phase_to_phase(seed):
 def test_ends_no_higher_than_nmf_only_and_plsi_only(seed):
     X = planted_counts(n=120, m=80, k=4, seed=seed)
     params = dict(n_components=6, random_state=seed, max_iter=200, tol=1e-4)
-    hybrid = HybridNMFPLSI(**params).fit(X)
-    nmf = KLNMF(init="kmeans", **params).fit(X)
-    plsi = PLSI(init="kmeans", **params).fit(X)
+    hybrid = HybridNMFPLSI(**params, split_merge=0).fit(X)
+    nmf = KLNMF(init="kmeans", **params, split_merge=0).fit(X)
+    plsi = PLSI(init="kmeans", **params, split_merge=0).fit(X)
     assert hybrid.loss_ <= nmf.loss_
     assert hybrid.loss_ <= plsi.loss_
     assert hybrid.n_rounds_ >= 2  # it did alternate
@@ -125,10 +129,12 @@ def test_ends_no_higher_than_nmf_only_and_plsi_only(seed):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_phases_are_klnmf_then_plsi():
     params = dict(n_components=5, max_iter=40, tol=1e-4)
-    hybrid = HybridNMFPLSI(random_state=0, n_rounds=2, **params).fit(X_PLANTED)
-    nmf = KLNMF(init="kmeans", random_state=0, **params).fit(X_PLANTED)
+    hybrid = HybridNMFPLSI(random_state=0, n_rounds=2, **params, split_merge=0).fit(
+        X_PLANTED
+    )
+    nmf = KLNMF(init="kmeans", random_state=0, **params, split_merge=0).fit(X_PLANTED)
     assert_allclose(hybrid.phase_losses_[1], nmf.loss_, rtol=1e-12)
-    plsi = PLSI(init="custom", **params).fit(
+    plsi = PLSI(init="custom", **params, split_merge=0).fit(
         X_PLANTED, W=nmf.embedding_, H=nmf.components_
     )
     assert_allclose(hybrid.phase_losses_[2], plsi.loss_, rtol=1e-12)
@@ -137,7 +143,9 @@ def test_phases_are_klnmf_then_plsi():
 
 
 def test_rounds_stop_when_a_round_no_longer_lowers_the_objective():
-    est = HybridNMFPLSI(n_components=4, random_state=0, tol=1e-3, n_rounds=50)
+    est = HybridNMFPLSI(
+        n_components=4, random_state=0, tol=1e-3, n_rounds=50, split_merge=0
+    )
     est.fit(X_PLANTED)
     phases = est.phase_losses_
     last_round = phases[-3] - phases[-1]
@@ -147,7 +155,9 @@ def test_rounds_stop_when_a_round_no_longer_lowers_the_objective():
 
 
 def test_tol_zero_runs_every_round_and_iteration():
-    est = HybridNMFPLSI(n_components=3, random_state=0, tol=0, max_iter=4, n_rounds=3)
+    est = HybridNMFPLSI(
+        n_components=3, random_state=0, tol=0, max_iter=4, n_rounds=3, split_merge=0
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         est.fit(X_PLANTED)
@@ -158,14 +168,20 @@ def test_tol_zero_runs_every_round_and_iteration():
 
 def test_convergence_warning():
     with pytest.warns(ConvergenceWarning, match="HybridNMFPLSI did not converge"):
-        HybridNMFPLSI(n_components=4, random_state=0, n_rounds=1, tol=1e-9).fit(
-            X_PLANTED
-        )
+        HybridNMFPLSI(
+            n_components=4, random_state=0, n_rounds=1, tol=1e-9, split_merge=0
+        ).fit(X_PLANTED)
 
 
 def test_verbose_prints_one_line_per_phase(capsys):
     HybridNMFPLSI(
-        n_components=3, random_state=0, n_rounds=2, tol=0, max_iter=3, verbose=1
+        n_components=3,
+        random_state=0,
+        n_rounds=2,
+        tol=0,
+        max_iter=3,
+        verbose=1,
+        split_merge=0,
     ).fit(X_PLANTED)
     lines = capsys.readouterr().out.splitlines()
     phase_lines = [ln for ln in lines if ln.startswith("[HybridNMFPLSI] round")]
@@ -175,7 +191,7 @@ def test_verbose_prints_one_line_per_phase(capsys):
 
 # ------------------------------------------------- the fitted representation
 def test_fitted_parametrization_is_plsi():
-    est = HybridNMFPLSI(n_components=4, random_state=0).fit(X_PLANTED)
+    est = HybridNMFPLSI(n_components=4, random_state=0, split_merge=0).fit(X_PLANTED)
     assert_allclose(est.components_.sum(axis=1), 1, rtol=1e-12)
     assert_allclose(est.p_d_given_z_.sum(axis=0), 1, rtol=1e-12)
     assert_allclose(est.p_z_.sum(), 1, rtol=1e-12)
@@ -187,7 +203,7 @@ def test_fitted_parametrization_is_plsi():
 
 def test_clusters_separated_corpus():
     X, y = _blocks(seed=1)
-    est = HybridNMFPLSI(n_components=3, random_state=0)
+    est = HybridNMFPLSI(n_components=3, random_state=0, split_merge=0)
     theta = est.fit_transform(X)
     assert clustering_accuracy(y, theta.argmax(axis=1)) == 1.0
     assert clustering_accuracy(y, est.embedding_.argmax(axis=1)) == 1.0
@@ -197,8 +213,8 @@ def test_clusters_separated_corpus():
 @pytest.mark.parametrize("sparse", [False, True])
 def test_transform_is_plsi_fold_in(sparse):
     X = X_PLANTED if sparse else X_PLANTED.toarray()
-    est = HybridNMFPLSI(n_components=4, random_state=0).fit(X)
-    plsi = PLSI(n_components=4, max_iter=est.max_iter, tol=est.tol)
+    est = HybridNMFPLSI(n_components=4, random_state=0, split_merge=0).fit(X)
+    plsi = PLSI(n_components=4, max_iter=est.max_iter, tol=est.tol, split_merge=0)
     plsi.components_, plsi.p_z_ = est.components_, est.p_z_
     plsi.n_features_in_ = est.n_features_in_
     assert_array_equal(est.transform(X), plsi.transform(X))

@@ -25,7 +25,9 @@ def _normalized_start(X, k, seed=1):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_objective_never_increases(params, sparse, dtype):
     X = _planted(sparse=sparse, dtype=dtype)
-    model = JointNMF(5, init="random", random_state=0, max_iter=80, tol=0, **params)
+    model = JointNMF(
+        5, init="random", random_state=0, max_iter=80, tol=0, **params, split_merge=0
+    )
     model.fit(X)
     history = model.loss_history_
     # Rounding of a float64 sum of terms of total size ~ sum(X).
@@ -36,11 +38,15 @@ def test_objective_never_increases(params, sparse, dtype):
 
 def test_reported_objective_is_the_model_divergence():
     X = _planted()
-    comp = JointNMF(4, alpha=0.3, random_state=0, max_iter=20, tol=0).fit(X)
+    comp = JointNMF(
+        4, alpha=0.3, random_state=0, max_iter=20, tol=0, split_merge=0
+    ).fit(X)
     W = comp.embedding_
     expected = K.kl_divergence(X, W, comp.components_) + 0.3 * W.sum()
     assert_allclose(comp.loss_, expected, rtol=1e-10)
-    both = JointNMF(4, normalize="both", random_state=0, max_iter=20, tol=0).fit(X)
+    both = JointNMF(
+        4, normalize="both", random_state=0, max_iter=20, tol=0, split_merge=0
+    ).fit(X)
     n_d = np.asarray(X.sum(axis=1))
     expected = K.kl_divergence(X, n_d * both.embedding_, both.components_)
     assert_allclose(both.loss_, expected, rtol=1e-10)
@@ -53,8 +59,12 @@ def test_lemma_6_1_l1_penalty_only_rescales_the_document_factor(alpha):
     X = _planted()
     W0, H0 = _normalized_start(X, 4)
     for n_iter in (1, 2, 5, 30):
-        plain = JointNMF(4, init="custom", max_iter=n_iter, tol=0).fit(X, W=W0, H=H0)
-        pen = JointNMF(4, alpha=alpha, init="custom", max_iter=n_iter, tol=0)
+        plain = JointNMF(4, init="custom", max_iter=n_iter, tol=0, split_merge=0).fit(
+            X, W=W0, H=H0
+        )
+        pen = JointNMF(
+            4, alpha=alpha, init="custom", max_iter=n_iter, tol=0, split_merge=0
+        )
         pen.fit(X, W=W0, H=H0)
         assert_allclose(pen.components_, plain.components_, rtol=1e-10)
         assert_allclose(pen.embedding_ * (1 + alpha), plain.embedding_, rtol=1e-10)
@@ -69,8 +79,12 @@ def test_lemma_b_1_both_normalizations_give_the_same_iterates():
     W0, H0 = _normalized_start(X, 4)
     n_d = np.asarray(X.sum(axis=1))
     for n_iter in (1, 3, 10, 40):
-        comp = JointNMF(4, init="custom", max_iter=n_iter, tol=0).fit(X, W=W0, H=H0)
-        both = JointNMF(4, normalize="both", init="custom", max_iter=n_iter, tol=0)
+        comp = JointNMF(4, init="custom", max_iter=n_iter, tol=0, split_merge=0).fit(
+            X, W=W0, H=H0
+        )
+        both = JointNMF(
+            4, normalize="both", init="custom", max_iter=n_iter, tol=0, split_merge=0
+        )
         both.fit(X, W=W0 / n_d, H=H0)
         assert_allclose(both.components_, comp.components_, rtol=1e-10)
         assert_allclose(both.embedding_ * n_d, comp.embedding_, rtol=1e-10)
@@ -82,8 +96,12 @@ def test_joint_updates_with_normalized_topics_are_plsi():
     X = _planted()
     W0, H0 = _normalized_start(X, 4)
     for n_iter in (1, 7, 25):
-        joint = JointNMF(4, init="custom", max_iter=n_iter, tol=0).fit(X, W=W0, H=H0)
-        plsi = PLSI(4, init="custom", max_iter=n_iter, tol=0).fit(X, W=W0, H=H0)
+        joint = JointNMF(4, init="custom", max_iter=n_iter, tol=0, split_merge=0).fit(
+            X, W=W0, H=H0
+        )
+        plsi = PLSI(4, init="custom", max_iter=n_iter, tol=0, split_merge=0).fit(
+            X, W=W0, H=H0
+        )
         assert_allclose(joint.components_, plsi.components_, rtol=1e-12)
         assert_allclose(joint.loss_history_, plsi.loss_history_, rtol=1e-12)
         assert_allclose(K.normalize_rows(joint.embedding_)[0], plsi.embedding_)
@@ -103,7 +121,14 @@ def test_one_evaluation_of_wh_per_iteration(monkeypatch, normalize):
     counts = []
     for n_iter in (5, 6, 10):
         calls.clear()
-        JointNMF(3, normalize=normalize, random_state=0, max_iter=n_iter, tol=0).fit(X)
+        JointNMF(
+            3,
+            normalize=normalize,
+            random_state=0,
+            max_iter=n_iter,
+            tol=0,
+            split_merge=0,
+        ).fit(X)
         counts.append(len(calls))
     # The fit costs one evaluation per iteration plus one for the final
     # objective (the ratio of each iteration also gives the objective of

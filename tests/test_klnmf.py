@@ -25,7 +25,9 @@ def test_klnmf_reproduces_sklearn_mu_iterates(sparse, n_iter):
         tol=0,
     )
     W_ref = ref.fit_transform(X, W=W0.copy(), H=H0.copy())
-    ours = KLNMF(4, init="custom", max_iter=n_iter, tol=0).fit(X, W=W0, H=H0)
+    ours = KLNMF(4, init="custom", max_iter=n_iter, tol=0, split_merge=0).fit(
+        X, W=W0, H=H0
+    )
     assert ours.n_iter_ == n_iter
     # scikit-learn sets entries of H below float64 eps to exactly zero
     # (its stability clamp for beta_loss <= 1); we keep them, so entries
@@ -59,7 +61,7 @@ def test_fitted_model_matches_column_sums_of_x():
     # The last half-step of an iteration updates H, after which the column
     # sums of W H equal those of X (paper 001, Prop. 3).
     X = _planted()
-    model = KLNMF(4, random_state=0, max_iter=7, tol=0).fit(X)
+    model = KLNMF(4, random_state=0, max_iter=7, tol=0, split_merge=0).fit(X)
     assert_allclose(
         (model.embedding_ @ model.components_).sum(axis=0),
         np.asarray(X.sum(axis=0)).ravel(),
@@ -76,10 +78,12 @@ def test_normalized_nmf_equals_klnmf_at_every_iteration(dtype):
     W0, H0 = _start(X, 4)
     rtol = 1e-4 if dtype == np.float32 else 1e-10
     for n_iter in range(1, 31):
-        plain = KLNMF(4, init="custom", max_iter=n_iter, tol=0).fit(X, W=W0, H=H0)
-        normed = NormalizedNMF(4, init="custom", max_iter=n_iter, tol=0).fit(
+        plain = KLNMF(4, init="custom", max_iter=n_iter, tol=0, split_merge=0).fit(
             X, W=W0, H=H0
         )
+        normed = NormalizedNMF(
+            4, init="custom", max_iter=n_iter, tol=0, split_merge=0
+        ).fit(X, W=W0, H=H0)
         D, s = normed.p_d_given_z_, normed.p_z_ * X.sum()
         assert_allclose(
             (D * s) @ normed.components_,

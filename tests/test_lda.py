@@ -26,7 +26,7 @@ from sklearn_topicfac.kernels import (
     normalize_rows,
 )
 from sklearn_topicfac.models import LDAModel
-from sklearn_topicfac.models.lda import split_gain
+from sklearn_topicfac.models._moves import split_gain
 
 K = 4
 
@@ -540,12 +540,17 @@ def test_split_merge_move_repairs_a_planted_local_optimum(Estimator):
     first = moved.split_merge_moves_[0]
     assert set(first["merged"]) == {1, 2} and first["split"] == 0
     assert first["accepted"]
-    # The moves start from the fit without them, and each kept move raises
-    # the bound; the fit reports the last kept run.
-    assert_allclose(first["bound_before"], -stuck.loss_, rtol=1e-12)
+    # The moves start from the fit without them run to the coarse tolerance
+    # (30 tol), each kept move raises the bound, and the fit kept then runs
+    # on to tol: its bound is at least the last kept move's.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        coarse = Estimator(5, init="custom", split_merge=0, random_state=0)
+        coarse.set_params(tol=30 * coarse.tol).fit(corpus, H=lam0)
+    assert_allclose(first["bound_before"], -coarse.loss_, rtol=1e-12)
     kept = [move for move in moved.split_merge_moves_ if move["accepted"]]
     assert all(move["bound_after"] > move["bound_before"] for move in kept)
-    assert_allclose(-moved.loss_, kept[-1]["bound_after"], rtol=1e-12)
+    assert -moved.loss_ >= kept[-1]["bound_after"]
     assert moved.bound(corpus) <= -moved.loss_ + 1e-10 * abs(moved.loss_)
     assert len(moved.loss_history_) == moved.n_iter_ + 1
     assert np.all(np.diff(moved.loss_history_) <= 1e-9 * moved.loss_history_[0])

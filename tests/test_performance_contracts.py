@@ -131,7 +131,9 @@ def test_busy_machine_fallback_changes_no_result(many_small_units, monkeypatch):
         budget = _parallel.ThreadBudget()
         budget.remaining = backoff
         with _parallel.thread_budget(budget):
-            fit = KLNMF(4, init="custom", max_iter=5, tol=0).fit(X, W=W0, H=H0)
+            fit = KLNMF(4, init="custom", max_iter=5, tol=0, split_merge=0).fit(
+                X, W=W0, H=H0
+            )
             results.append(
                 (
                     K.mu_doc_step(X, W, H)[1],
@@ -260,7 +262,7 @@ def test_threaded_fit_equals_single_threaded_fit(
 ):
     X = _lda_like()
     W0, H0 = random_start(X, 4)
-    params = dict(n_components=4, init="custom", max_iter=10, tol=0)
+    params = dict(n_components=4, init="custom", max_iter=10, tol=0, split_merge=0)
     fits = []
     for n_threads in (1, 2):
         monkeypatch.setattr(_parallel, "N_THREADS", n_threads)
@@ -276,7 +278,7 @@ def test_float32_fit_tracks_the_float64_fit(Estimator):
     # the float64 fit over a run long enough to exercise every kernel path.
     X = _lda_like(n=400, m=150)
     W0, H0 = random_start(X, 5)
-    params = dict(n_components=5, init="custom", max_iter=30, tol=0)
+    params = dict(n_components=5, init="custom", max_iter=30, tol=0, split_merge=0)
     f64 = Estimator(**params).fit(X, W=W0, H=H0)
     f32 = Estimator(**params).fit(
         X.astype(np.float32), W=W0.astype(np.float32), H=H0.astype(np.float32)
@@ -301,7 +303,7 @@ def test_fit_does_not_modify_or_keep_a_sorted_view_of_the_input():
     X = planted_counts(n=60, m=40)
     X = X[np.random.default_rng(0).permutation(X.shape[0])]
     snapshot = (X.data.copy(), X.indices.copy(), X.indptr.copy())
-    KLNMF(3, random_state=0, max_iter=5, tol=0).fit(X)
+    KLNMF(3, random_state=0, max_iter=5, tol=0, split_merge=0).fit(X)
     for a, b in zip(snapshot, (X.data, X.indices, X.indptr), strict=True):
         assert_array_equal(a, b)
 

@@ -32,7 +32,9 @@ def test_plsi_iterates_equal_hofmanns_em(beta):
     p_d_z = rng.dirichlet(np.ones(9), size=k).T
     p_w_z = rng.dirichlet(np.ones(7), size=k)
     W0 = X.sum() * p_d_z * p_z
-    model = PLSI(k, beta=beta, init="custom", max_iter=6, tol=0).fit(X, W=W0, H=p_w_z)
+    model = PLSI(k, beta=beta, init="custom", max_iter=6, tol=0, split_merge=0).fit(
+        X, W=W0, H=p_w_z
+    )
     ref_z, ref_dz, ref_wz = _tempered_em_reference(X, p_z, p_d_z, p_w_z, beta, 6)
     assert_allclose(model.p_z_, ref_z, rtol=1e-10)
     assert_allclose(model.p_d_given_z_, ref_dz, rtol=1e-10)
@@ -43,7 +45,9 @@ def test_plsi_iterates_equal_hofmanns_em(beta):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_em_objective_never_increases(sparse, dtype):
     X = _planted(sparse=sparse, dtype=dtype)
-    model = PLSI(5, init="random", random_state=0, max_iter=100, tol=0).fit(X)
+    model = PLSI(
+        5, init="random", random_state=0, max_iter=100, tol=0, split_merge=0
+    ).fit(X)
     history = model.loss_history_
     # Rounding of a float64 sum of terms of total size ~ sum(X).
     slack = 20 * np.finfo(dtype).eps * float(X.sum())
@@ -81,8 +85,10 @@ def test_fold_in_is_em_on_topic_proportions():
 
 def test_tempered_em_smooths_the_topic_proportions():
     X = _planted()
-    plain = PLSI(4, random_state=0, max_iter=100, tol=0).fit(X)
-    tempered = PLSI(4, beta=0.7, random_state=0, max_iter=100, tol=0).fit(X)
+    plain = PLSI(4, random_state=0, max_iter=100, tol=0, split_merge=0).fit(X)
+    tempered = PLSI(
+        4, beta=0.7, random_state=0, max_iter=100, tol=0, split_merge=0
+    ).fit(X)
 
     # The tempered posterior is flatter, so training documents are spread
     # over more topics; its fit (in the KL sense) is worse.

@@ -5,7 +5,7 @@
 epochs over mini-batches; `start` puts a planned start on a runner.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.utils import check_random_state, gen_batches
@@ -25,7 +25,7 @@ class Settings:
     n_init: int = 1
     moves: int = 0
 
-    def loop(self, iterate, final_loss, run="fit", describe=None):
+    def loop(self, iterate, final_loss, run="fit", describe=None, history=()):
         """`iteration_loop` with these settings: ``(history, n_iter, converged)``."""
         return iteration_loop(
             iterate,
@@ -36,6 +36,7 @@ class Settings:
             name=self.name,
             run=run,
             describe=describe,
+            history=history,
         )
 
 
@@ -54,11 +55,12 @@ class Run:
         return self.history[-1]
 
 
-def run(model, runner, H, settings, *, warm, label="fit"):
+def run(model, runner, H, settings, *, warm, label="fit", history=()):
     """Iterate ``model`` on ``runner`` from its states and the topics ``H``.
 
     ``warm`` is False when the runner's states are a fresh start (the first
-    document step is then told so; see `TopicModel.doc_step`).
+    document step is then told so; see `TopicModel.doc_step`); ``history``
+    is that of the run this one continues (see `iteration_loop`).
     """
     scale = None
     iteration = 0
@@ -78,9 +80,36 @@ def run(model, runner, H, settings, *, warm, label="fit"):
         return final["loss"] + model.topic_loss(H)
 
     history, n_iter, converged = settings.loop(
-        iterate, final_loss, run=label, describe=runner.describe
+        iterate, final_loss, run=label, describe=runner.describe, history=history
     )
     return Run(H, history, n_iter, converged, n_iter)
+
+
+def run_on(model, runner, previous, settings, label="fit"):
+    """Continue the run ``previous`` up to ``settings.max_iter`` iterations in all.
+
+    Returns one `Run` for both: the histories joined, the iterations and
+    topic steps added up.  ``previous`` is returned as it is when it used
+    up ``settings.max_iter`` already.
+    """
+    if previous.n_iter >= settings.max_iter:
+        return previous
+    rest = run(
+        model,
+        runner,
+        previous.H,
+        replace(settings, max_iter=settings.max_iter - previous.n_iter),
+        warm=True,
+        label=label,
+        history=previous.history[:-1],
+    )
+    return Run(
+        rest.H,
+        rest.history,
+        previous.n_iter + rest.n_iter,
+        rest.converged,
+        previous.n_steps + rest.n_steps,
+    )
 
 
 def start(model, runner, init, k, random_state, rng, W=None, H=None):

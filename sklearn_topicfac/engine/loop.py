@@ -105,19 +105,38 @@ def silent():
 
 
 def stopped(history, tol):
-    """Whether the last iteration's relative decrease is below ``tol``.
+    """Whether the fit has converged: more iterations would gain less than ``tol``.
 
-    Each iteration reports the objective of the state it started from, so
-    this judges the last two completed states.  The objective never rises
-    in exact arithmetic; a rise larger than rounding (`ROUNDING` times the
-    start's objective) is never taken for convergence: the fit goes on, and
-    warns if it reaches ``max_iter``.
+    ``history`` holds the objective of the start and after every completed
+    iteration.  The fit has converged when, at the rate of its recent
+    iterations (the last tenth of them, at least one), running as many
+    iterations again as it has run would lower the objective by at most
+    ``tol`` times its current value:
+
+    .. math::
+
+        \\frac{L_{t-w} - L_t}{w} \\, t \\le \\mathrm{tol} \\, |L_t|,
+        \\qquad w = \\max(1, \\lfloor t / 10 \\rfloor).
+
+    A rule on the last decrease alone (``L_{t-1} - L_t <= tol |L_0|``) stops
+    the slow tails of multiplicative and EM updates far from where they
+    are heading: on real text, KL-NMF stopped after 30-40 iterations 0.2 %
+    above the objective 300 more iterations reach.  Extrapolating over the
+    iterations run so far asks for more the longer a fit has crawled.
+
+    The objective never rises in exact arithmetic; a rise larger than
+    rounding (`ROUNDING` times the start's objective) is never taken for
+    convergence: the fit goes on, and warns if it reaches ``max_iter``.
     """
-    if len(history) < 2 or tol <= 0:
+    t = len(history) - 1
+    if t < 1 or tol <= 0:
         return False
-    decrease = history[-2] - history[-1]
-    scale = abs(history[0])
-    return -ROUNDING * scale <= decrease <= tol * scale
+    noise = ROUNDING * abs(history[0])
+    if history[-2] - history[-1] < -noise:
+        return False
+    window = max(1, t // 10)
+    gain = history[-1 - window] - history[-1]
+    return -noise <= gain and gain / window * t <= tol * abs(history[-1])
 
 
 def iteration_loop(
@@ -130,6 +149,7 @@ def iteration_loop(
     name="",
     run="fit",
     describe=None,
+    history=(),
 ):
     """``iterate()`` until convergence or ``max_iter``.
 
@@ -138,12 +158,15 @@ def iteration_loop(
     Prints the ``verbose`` progress lines (``describe()`` adds to them),
     calls the `fit_callback` functions, and returns ``(history, n_iter,
     converged)``; ``history`` holds the objective of the start and after
-    every iteration.
+    every iteration.  A run that continues another passes the other's
+    ``history`` (without its last entry, the objective this run starts
+    from): the stopping rule then judges the whole fit, and the history
+    returned is the whole fit's.
     """
     start = time.perf_counter()
     callbacks = _CALLBACKS.get()
     extra = (lambda: f", {describe()}") if describe else (lambda: "")
-    history = []
+    history = list(history)
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
@@ -159,6 +182,10 @@ def iteration_loop(
             info = IterationInfo(name, run, n_iter, max_iter, float(loss), seconds)
             for function in callbacks:
                 function(info)
+        if not np.isfinite(loss):
+            # Only a trial state (a split-merge move) can get here: the run
+            # ends, unconverged, and the move is undone.
+            break
         if stopped(history, tol):
             converged = True
             break

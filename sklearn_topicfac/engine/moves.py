@@ -17,12 +17,14 @@ blocks stay in memory, in memory or on the workers), and the
 states of the runner are kept to undo a move.
 """
 
+from dataclasses import replace
+
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..models._moves import cheapest_merge, compact_counts, split_gain
 from ..models.klnmf import KLNMFModel
-from ..models.lda import compact_counts, split_gain
-from .iterations import Settings, run, start
+from .iterations import Settings, run, run_on, start
 from .loop import silent
 from .runners import InMemoryRunner
 from .starts import resolve_init
@@ -43,12 +45,23 @@ def resolution(history, tol):
     return max(tol, 1e-6) * abs(history[-1])
 
 
+# A move's trial gets as many iterations as the run it may replace took, and
+# at least this many, to end lower than that run; one that does is then run
+# on to convergence (or ``max_iter``).
+_MIN_TRIAL = 20
+
+
 def split_merge(model, runner, result, settings, rng):
     """Up to ``settings.moves`` moves from the fit ``result`` (a `fit.Run`).
 
+    A move's trial that has not ended lower than ``result`` within as many
+    iterations as ``result`` took (at least ``_MIN_TRIAL``) is undone: a
+    good move pays off quickly, and a poor one would otherwise crawl for
+    ``max_iter`` iterations in its worse basin.
+
     Returns the run kept, the number of topic steps the kept moves added,
     and the list of moves tried (dicts: ``"merged"``, ``"split"``,
-    ``"bound_before"``, ``"bound_after"``, ``"accepted"``).
+    ``"objective_before"``, ``"objective_after"``, ``"accepted"``).
     """
     moves = []
     n_steps = 0
@@ -58,14 +71,28 @@ def split_merge(model, runner, result, settings, rng):
             break
         H0, (kept, merged, split) = proposal
         before = runner.snapshot()
-        trial = run(model, runner, H0, settings, warm=True, label=f"move {index + 1}")
-        accepted = result.loss - trial.loss > resolution(result.history, settings.tol)
+        label = f"move {index + 1}"
+        budget = min(settings.max_iter, max(_MIN_TRIAL, result.n_iter))
+        trial = run(
+            model,
+            runner,
+            H0,
+            replace(settings, max_iter=budget),
+            warm=True,
+            label=label,
+        )
+        accepted = bool(
+            np.isfinite(trial.loss)
+            and result.loss - trial.loss > resolution(result.history, settings.tol)
+        )
+        if accepted and not trial.converged and budget < settings.max_iter:
+            trial = run_on(model, runner, trial, settings, label)
         moves.append(
             {
                 "merged": (kept, merged),
                 "split": split,
-                "bound_before": -float(result.loss),
-                "bound_after": -float(trial.loss),
+                "objective_before": float(result.loss),
+                "objective_after": float(trial.loss),
                 "accepted": bool(accepted),
             }
         )
@@ -73,7 +100,7 @@ def split_merge(model, runner, result, settings, rng):
             print(
                 f"[{settings.name}] split-merge: merge topics {kept} and "
                 f"{merged}, split topic {split} into {split} and {merged}: "
-                f"bound {-result.loss:.6e} -> {-trial.loss:.6e} "
+                f"objective {result.loss:.6e} -> {trial.loss:.6e} "
                 f"({'kept' if accepted else 'undone'})"
             )
         if not accepted:
@@ -89,32 +116,47 @@ def propose(model, runner, H, rng):
 
     The runner's states are the documents' last E-step (for the topics
     before the last M-step: close enough to tell the topics' counts apart,
-    and free).  **Merge** the pair ``model.merge_pair(H)``: the lighter
-    topic's counts go to the heavier one, freeing its slot.  **Split** the
-    other topic whose own counts are furthest from one topic
-    (`split_gain`) in two by a rank-2 KL-NMF (`split_in_two`): one half
-    replaces it, the other takes the freed slot.  Returns ``(H0, (kept,
-    merged, split))``, or ``None`` with fewer than three topics.
+    and free).  **Merge** the pair ``model.merge_pair(H)`` (or, for a model
+    whose topics do not hold their counts, `cheapest_merge` of the topics'
+    term counts gathered from the documents): the lighter topic's counts go
+    to the heavier one, freeing its slot.  **Split** the other topic whose
+    own counts are furthest from one topic (`split_gain`) in two by a
+    rank-2 KL-NMF (`split_in_two`): one half replaces it, the other takes
+    the freed slot.  Returns ``(H0, (kept, merged, split))``, or ``None``
+    with fewer than three topics.
     """
-    k = H.shape[0]
+    k, m = H.shape
     if k < 3 or runner.total() == 0:
         return None
-    kept, merged = model.merge_pair(H)
+    pair = model.merge_pair(H)
     seed = rng.randint(np.iinfo(np.int32).max)
-    best_gain, split, part = 0.0, None, None
-    candidates = [t for t in range(k) if t not in (kept, merged)]
+    candidates = range(k) if pair is None else [t for t in range(k) if t not in pair]
+    # Per topic: its term counts, its split gain; the parts of the three
+    # best candidates are kept (the merge may exclude two of them).
+    term_counts = np.zeros((k, m))
+    gains, parts = {}, {}
     for t, pieces in runner.topic_entries(model, H, candidates):
         rows, columns, counts = (
             np.concatenate(of_blocks) for of_blocks in zip(*pieces, strict=True)
         )
+        term_counts[t] = np.bincount(columns, counts, minlength=m)
         topic_counts, used_columns = compact_counts(rows, columns, counts)
-        gain = split_gain(topic_counts, seed)
-        if gain > best_gain:
-            best_gain, split, part = gain, t, (topic_counts, used_columns)
+        gains[t] = split_gain(topic_counts, seed)
+        parts[t] = (topic_counts, used_columns)
+        for dropped in sorted(parts, key=gains.get)[:-3]:
+            del parts[dropped]
+    kept, merged = cheapest_merge(term_counts) if pair is None else pair
+    split = max(
+        (t for t in parts if t not in (kept, merged) and gains[t] > 0),
+        key=gains.get,
+        default=None,
+    )
     if split is None:
         return None
-    halves = split_in_two(part[0], seed)
-    H0 = model.moved_topics(H, kept, merged, split, halves, part[1])
+    halves = split_in_two(parts[split][0], seed)
+    H0 = model.moved_topics(
+        H, kept, merged, split, halves, parts[split][1], term_counts
+    )
     return H0, (kept, merged, split)
 
 

@@ -1,8 +1,8 @@
 """Phase alternation: two algorithms for one objective, each to convergence.
 
 The hybrid of Ding, Li & Peng runs rounds of *one model's iterations to
-convergence, then the other's*, until a whole round lowers the objective by
-no more than ``tol`` times the objective at the start.  Switching phase
+convergence, then the other's*, until the rounds have converged by the fit
+loop's rule (`loop.stopped` on the objectives after whole rounds).  Switching phase
 only maps the state into the next model's parametrization (``W @ H`` is
 kept), so the objective is continuous across phases.  The phases run on any
 runner, with the fit loop of `engine.iterations`.
@@ -27,14 +27,16 @@ class Alternation:
     converged: bool
 
 
-def alternate(phases, model, runner, H, settings, n_rounds):
+def alternate(phases, model, runner, H, settings, n_rounds, label="fit"):
     """Alternate ``phases`` (``(name, model)`` pairs) from the runner's states.
 
     ``model`` is the parametrization of the start and of the result (the
     state is mapped into it at the end).  Each phase runs with
     ``settings.max_iter`` and ``settings.tol`` and prints its iterations
     when ``settings.verbose > 1``; one line per phase when
-    ``settings.verbose``.  Returns an `Alternation`.
+    ``settings.verbose``.  The runs are labelled ``"round 1 NMF"``... (after
+    ``label``, e.g. ``"start 2 round 1 NMF"``, when it is not ``"fit"``).
+    Returns an `Alternation`.
     """
     started = perf_counter()
     history = [objective(model, runner, H)]
@@ -43,7 +45,6 @@ def alternate(phases, model, runner, H, settings, n_rounds):
     converged = False
     rounds = 0
     for rounds in range(1, n_rounds + 1):
-        round_start = phase_losses[-1]
         for name, phase in phases:
             phase_settings = Settings(
                 max_iter=settings.max_iter,
@@ -58,7 +59,8 @@ def alternate(phases, model, runner, H, settings, n_rounds):
                 H,
                 phase_settings,
                 warm=True,
-                label=f"round {rounds} {name}",
+                label=("" if label == "fit" else f"{label} ")
+                + f"round {rounds} {name}",
             )
             H = result.H
             history.extend(result.history[1:])
@@ -70,8 +72,9 @@ def alternate(phases, model, runner, H, settings, n_rounds):
                     f"{result.n_iter:4d} iterations  objective {phase_losses[-1]:.6e}"
                     f"  ({perf_counter() - started:.2f} s)"
                 )
-        # The fit loop's rule, on whole rounds (a rise is no convergence).
-        if stopped([phase_losses[0], round_start, phase_losses[-1]], settings.tol):
+        # The fit loop's rule on the objectives after whole rounds (a rise is
+        # no convergence).
+        if stopped(phase_losses[:: len(phases)], settings.tol):
             converged = True
             break
     H = to_phase(model, runner, H)

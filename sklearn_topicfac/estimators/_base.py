@@ -30,7 +30,12 @@ from .._docstrings import fill_doc
 from .._validation import check_counts, is_dask_array, reconstruct, warn
 from ..engine.online import stepwise_em
 from ..engine.starts import resolve_init
-from ..kernels import completion_log_likelihood, completion_split, normalize_rows
+from ..kernels import (
+    HELD_OUT_SMOOTHING,
+    completion_log_likelihood,
+    completion_split,
+    normalize_rows,
+)
 
 
 class TopicEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -85,6 +90,8 @@ class TopicFactorization(TopicEstimator):
         "init": [StrOptions({"random", "nndsvda", "kmeans", "custom"}), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "split_merge": [Interval(Integral, 0, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -142,19 +149,30 @@ class TopicFactorization(TopicEstimator):
             **extra,
         )
 
-    def _fit_engine(self, runner, W, H, *, settings=None, rng=None, online=None):
+    def _fit_engine(
+        self, runner, W, H, *, settings=None, rng=None, online=None, iterate=None
+    ):
         """Start and iterate the model on ``runner``: an `engine.FitResult`.
 
-        ``settings`` adds to the iteration settings (``n_init``, ``moves``),
-        ``rng`` is the generator of the random starts (by default one seeded
-        by ``random_state``), ``online`` an `engine.Online` for online epochs.
+        ``settings`` adds to the iteration settings (by default ``n_init``
+        and the split-merge ``moves`` of the parameters), ``rng`` is the
+        generator of the random starts (by default one seeded by
+        ``random_state``), ``online`` an `engine.Online` for online epochs,
+        ``iterate`` what runs a start instead of the model's iterations (see
+        `engine.fit`).  The moves tried are stored in ``split_merge_moves_``.
         """
         n, m = runner.shape
         k = self.n_components
-        return engine.fit(
+        if settings is None:
+            # An estimator without these parameters makes one start, no moves.
+            settings = {
+                "n_init": getattr(self, "n_init", 1),
+                "moves": getattr(self, "split_merge", 0),
+            }
+        result = engine.fit(
             self._build_model(),
             runner,
-            self._settings(**(settings or {})),
+            self._settings(**settings),
             init=resolve_init(self.init, self._default_init, n, m, k),
             k=k,
             random_state=self.random_state,
@@ -162,7 +180,10 @@ class TopicFactorization(TopicEstimator):
             W=W,
             H=H,
             online=online,
+            iterate=iterate,
         )
+        self.split_merge_moves_ = result.moves
+        return result
 
     def _fit(self, X, W=None, H=None):
         """Fit on ``X`` (any source); returns the runner (closed)."""
@@ -353,12 +374,17 @@ class TopicFactorization(TopicEstimator):
            :math:`\\hat\\theta_d = P(z \\mid X^{obs}_d)` (a document with no
            observed word gets the uniform mixture; see
            :meth:`topic_proportions`).
-        3. **Score** the held-out part under the folded-in mixture:
+        3. **Score** the held-out part under the folded-in mixture, each
+           topic mixed, for scoring only, with a small uniform distribution
+           over the ``V = n_features_in_`` terms,
+           :math:`P_\\epsilon(w \\mid z) = (1 - \\epsilon) P(w \\mid z) +
+           \\epsilon / V` with :math:`\\epsilon` = 1e-3
+           (``sklearn_topicfac.kernels.HELD_OUT_SMOOTHING``):
 
         .. math::
 
             \\mathrm{score}(X) = \\frac{\\sum_{d,w} X^{held}_{dw} \\log
-            \\sum_z \\hat\\theta_{dz} \\, P(w \\mid z)}
+            \\sum_z \\hat\\theta_{dz} \\, P_\\epsilon(w \\mid z)}
             {\\sum_{d,w} X^{held}_{dw}}
 
         Under a Poisson (or multinomial) model, thinning gives two parts that
@@ -366,13 +392,19 @@ class TopicFactorization(TopicEstimator):
         held-out words test what the observed words taught the model -- a
         model with too many topics fits the observed half too closely and
         predicts the other half worse.  That is what makes the score usable
-        to choose ``n_components`` (``GridSearchCV``'s default scoring),
+        to choose ``n_components`` (``GridSearchCV``'s default scoring, with
+        shuffled folds: `sklearn_topicfac.model_selection.shuffled_folds`),
         unlike the in-sample likelihood, which keeps improving with k.
 
-        A probability is floored at the smallest normal float64, so a word
-        the model cannot emit (e.g. a term absent from the training data, for
-        the maximum-likelihood estimators) costs about 708 nats instead of
-        an infinite penalty.  ``perplexity(X)`` is ``exp(-score(X))``.
+        **Words unseen in training.**  A term absent from the training data
+        has probability 0 under the maximum-likelihood estimators (PLSI, the
+        NMF family); unsmoothed, each of its held-out tokens would cost the
+        float floor, about 708 nats, and a handful of rare words would decide
+        a fold.  With the smoothing it costs :math:`\\log(V/\\epsilon)`
+        (about 17 nats for 26,000 terms), and a word the topics do emit loses
+        at most 0.001 nats; the same for every estimator (LDA's topics,
+        posterior means, already give every term some probability).
+        ``perplexity(X)`` is ``exp(-score(X))``.
 
         Parameters
         ----------
@@ -400,12 +432,12 @@ class TopicFactorization(TopicEstimator):
         .. math::
 
             \\exp\\Big(-\\frac{\\sum_{d,w} X^{held}_{dw} \\log
-            \\sum_z \\hat\\theta_{dz} P(w \\mid z)}
+            \\sum_z \\hat\\theta_{dz} P_\\epsilon(w \\mid z)}
             {\\sum_{d,w} X^{held}_{dw}}\\Big)
 
-        with the split and the fold-in of :meth:`score`.  Lower is better; it
-        is the size of a vocabulary from which a uniform choice would predict
-        the held-out words as well as the model does.
+        with the split, the fold-in and the smoothing of :meth:`score`.  Lower
+        is better; it is the size of a vocabulary from which a uniform choice
+        would predict the held-out words as well as the model does.
 
         Parameters
         ----------
@@ -434,7 +466,9 @@ class TopicFactorization(TopicEstimator):
             )
         theta = self._build_model().topic_proportions(X_observed, self.components_)
         phi = normalize_rows(self.components_.astype(X.dtype, copy=False))[0]
-        return completion_log_likelihood(X_held_out, theta, phi)
+        return completion_log_likelihood(
+            X_held_out, theta, phi, smoothing=HELD_OUT_SMOOTHING
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

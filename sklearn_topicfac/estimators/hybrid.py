@@ -3,13 +3,11 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
-from .. import engine
 from .._docstrings import fill_doc
+from ..engine.iterations import Run
 from ..engine.phases import alternate
-from ..engine.starts import resolve_init
 from ..models import KLNMFModel, PLSIModel
 from ._base import TopicFactorization
 
@@ -63,11 +61,12 @@ class HybridNMFPLSI(TopicFactorization):
         Maximum number of iterations of each phase, and of the fold-in sweeps
         of ``transform``.
     tol : float, default=1e-4
-        A phase stops when an iteration lowers the objective by less than
-        ``tol`` times the objective at the start of the phase; the rounds stop
-        when a whole round lowers it by no more than ``tol`` times the
-        objective at the start of the fit.  ``tol=0`` runs ``max_iter``
+        A phase stops by the fit loop's rule: when, at the rate of its last
+        tenth of iterations, as many iterations again would lower the
+        objective by less than ``tol`` times its value.  The rounds stop by
+        the same rule applied to whole rounds.  ``tol=0`` runs ``max_iter``
         iterations per phase and ``n_rounds`` rounds.
+    {{restarts}}
     random_state : int, RandomState instance or None, default=None
         Seed of K-means (or of the ``"random"``/``"nndsvda"`` start).
     verbose : int, default=0
@@ -94,6 +93,7 @@ class HybridNMFPLSI(TopicFactorization):
         Number of rounds run.
     n_iter_ : int
         Total number of iterations over all phases.
+    {{moves_made}}
     {{features_seen}}
 
     See Also
@@ -143,6 +143,8 @@ class HybridNMFPLSI(TopicFactorization):
         n_rounds=10,
         max_iter=200,
         tol=1e-4,
+        n_init=1,
+        split_merge=3,
         random_state=None,
         verbose=0,
     ):
@@ -151,6 +153,8 @@ class HybridNMFPLSI(TopicFactorization):
         self.n_rounds = n_rounds
         self.max_iter = max_iter
         self.tol = tol
+        self.n_init = n_init
+        self.split_merge = split_merge
         self.random_state = random_state
         self.verbose = verbose
 
@@ -172,20 +176,20 @@ class HybridNMFPLSI(TopicFactorization):
         return (("NMF", KLNMFModel(**fold_in)), ("PLSI", PLSIModel(**fold_in)))
 
     def _fit_engine(self, runner, W, H):
-        n, m = runner.shape
-        k = self.n_components
-        init = resolve_init(self.init, self._default_init, n, m, k)
         model = self._build_model()
-        rng = check_random_state(self.random_state)
-        H = engine.start(model, runner, init, k, self.random_state, rng, W, H)
-        with engine.thread_budget():
+        alternations = []
+
+        def iterate(H0, settings, label):
             result = alternate(
-                self._phases(), model, runner, H, self._settings(), self.n_rounds
+                self._phases(), model, runner, H0, settings, self.n_rounds, label
             )
-        self.n_rounds_ = result.n_rounds
-        self.phase_losses_ = np.asarray(result.phase_losses)
-        self.phase_n_iter_ = np.asarray(result.phase_n_iter)
-        n_iter = sum(result.phase_n_iter)
-        return engine.FitResult(
-            runner.rows(), result.H, result.history, n_iter, result.converged, n_iter
-        )
+            alternations.append(result)
+            n_iter = sum(result.phase_n_iter)
+            return Run(result.H, result.history, n_iter, result.converged, n_iter)
+
+        result = super()._fit_engine(runner, W, H, iterate=iterate)
+        best = alternations[result.start]
+        self.n_rounds_ = best.n_rounds
+        self.phase_losses_ = np.asarray(best.phase_losses)
+        self.phase_n_iter_ = np.asarray(best.phase_n_iter)
+        return result

@@ -63,7 +63,8 @@ class JointNMF(StepwiseEM, TopicFactorization):
     max_iter : int, default=200
         Maximum number of iterations (and fold-in sweeps in ``transform``).
     tol : float, default=1e-4
-        Relative objective decrease below which the fit stops.
+        {{stopping}}
+    {{restarts}}
     {{stepwise_em}}
     {{random_state}}
     {{verbose}}
@@ -78,6 +79,7 @@ class JointNMF(StepwiseEM, TopicFactorization):
     loss_ : float
         Final objective (KL divergence plus the penalty).
     {{kl_history}}
+    {{moves_made}}
     {{features_seen}}
 
     See Also
@@ -112,6 +114,8 @@ class JointNMF(StepwiseEM, TopicFactorization):
         init=None,
         max_iter=200,
         tol=1e-4,
+        n_init=1,
+        split_merge=3,
         learning_decay=0.7,
         learning_offset=10.0,
         random_state=None,
@@ -123,6 +127,8 @@ class JointNMF(StepwiseEM, TopicFactorization):
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
+        self.n_init = n_init
+        self.split_merge = split_merge
         self.learning_decay = learning_decay
         self.learning_offset = learning_offset
         self.random_state = random_state

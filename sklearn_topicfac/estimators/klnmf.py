@@ -45,11 +45,10 @@ class KLNMF(StepwiseEM, TopicFactorization):
         Maximum number of iterations of the fit, and of the fold-in sweeps of
         ``transform``.
     tol : float, default=1e-4
-        The fit stops when an iteration lowers the objective by less than
-        ``tol`` times the objective at the start.  ``transform`` stops
-        refining a document when the mean absolute change of its topic
-        proportions falls below ``tol``.  ``tol=0`` runs ``max_iter``
-        iterations.
+        {{stopping}}
+        ``transform`` stops refining a document when the mean absolute
+        change of its topic proportions falls below ``tol``.
+    {{restarts}}
     {{stepwise_em}}
     random_state : int, RandomState instance or None, default=None
         Seed of the ``"random"`` and ``"nndsvda"`` starts.
@@ -64,6 +63,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
     loss_ : float
         Final objective ``D(X || W H)``.
     {{kl_history}}
+    {{moves_made}}
     {{features_seen}}
 
     See Also
@@ -90,6 +90,8 @@ class KLNMF(StepwiseEM, TopicFactorization):
         init=None,
         max_iter=200,
         tol=1e-4,
+        n_init=1,
+        split_merge=3,
         learning_decay=0.7,
         learning_offset=10.0,
         random_state=None,
@@ -99,6 +101,8 @@ class KLNMF(StepwiseEM, TopicFactorization):
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
+        self.n_init = n_init
+        self.split_merge = split_merge
         self.learning_decay = learning_decay
         self.learning_offset = learning_offset
         self.random_state = random_state
@@ -142,8 +146,8 @@ class NormalizedNMF(KLNMF):
     max_iter : int, default=200
         Maximum number of iterations (and of fold-in sweeps in ``transform``).
     tol : float, default=1e-4
-        Relative objective decrease below which the fit stops (see
-        :class:`KLNMF`).
+        {{stopping}}
+    {{restarts}}
     learning_decay : float in (0.5, 1], default=0.7
         :meth:`partial_fit` only: see :class:`KLNMF`.
     learning_offset : float >= 1, default=10.0
@@ -165,6 +169,7 @@ class NormalizedNMF(KLNMF):
     loss_ : float
         Final objective ``D(X || W H)``.
     {{kl_history}}
+    {{moves_made}}
     {{features_seen}}
 
     Examples

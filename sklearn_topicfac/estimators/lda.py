@@ -36,8 +36,6 @@ class _Variational(TopicFactorization):
         "mean_change_tol": [Interval(Real, 0, None, closed="left")],
         "max_doc_update_iter": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"nndsvda", "random", "custom"}), None],
-        "n_init": [Interval(Integral, 1, None, closed="left")],
-        "split_merge": [Interval(Integral, 0, None, closed="left")],
     }
 
     def _resolve_priors(self):
@@ -71,15 +69,13 @@ class _Variational(TopicFactorization):
     def _fit_engine(self, runner, W, H):
         self._reset_state()
         result = super()._fit_engine(
-            runner,
-            W,
-            H,
-            settings={"n_init": self.n_init, "moves": self.split_merge},
-            rng=self.random_state_,
-            online=self._online(),
+            runner, W, H, rng=self.random_state_, online=self._online()
         )
         self.n_batch_iter_ = 1 + result.n_steps
-        self.split_merge_moves_ = result.moves
+        # The objective is minus the bound: the moves also say it as a bound.
+        for move in self.split_merge_moves_:
+            move["bound_before"] = -move["objective_before"]
+            move["bound_after"] = -move["objective_after"]
         return result
 
     def _schedule(self):
@@ -302,7 +298,7 @@ default=None
         :math:`\\kappa`; values in (0.5, 1] guarantee convergence.
     learning_offset : float >= 1, default=10.0
         :math:`\\tau_0`; down-weights the early mini-batches.
-    max_iter : int, default=10
+    max_iter : int, default=100
         Maximum number of epochs (passes over the training data) of ``fit``.
     batch_size : int, default=128
         Documents per mini-batch in online learning.
@@ -360,10 +356,9 @@ default=None
         ``0`` disables the moves (and, with ``init="random"``, reproduces
         scikit-learn's fit).  The moves made are in
         ``split_merge_moves_``.
-    tol : float, default=1e-3
-        ``fit`` stops when an epoch raises the bound by less than ``tol``
-        times the absolute value of the bound at the start; ``tol=0`` runs
-        ``max_iter`` epochs.
+    tol : float, default=1e-4
+        {{stopping}}
+        (An iteration is an epoch; the objective is minus the bound.)
     random_state : int, RandomState instance or None, default=None
         Seed of the start: the topics' lambda and the first E-step's gamma.
     verbose : int, default=0
@@ -399,7 +394,8 @@ default=None
         The split-merge moves ``fit`` tried, in order: ``"merged"`` (the
         kept topic and the one merged into it, whose slot took one half of
         the split), ``"split"`` (the topic split), ``"bound_before"``,
-        ``"bound_after"`` and ``"accepted"``.
+        ``"bound_after"`` (and the same as objectives, minus the bounds:
+        ``"objective_before"``, ``"objective_after"``) and ``"accepted"``.
     n_batch_iter_ : int
         One plus the number of M-steps so far (the :math:`t` of the next
         online step), as in scikit-learn.
@@ -461,7 +457,7 @@ default=None
         learning_method="batch",
         learning_decay=0.7,
         learning_offset=10.0,
-        max_iter=10,
+        max_iter=100,
         batch_size=128,
         total_samples=1e6,
         mean_change_tol=1e-3,
@@ -469,7 +465,7 @@ default=None
         init=None,
         n_init=1,
         split_merge=3,
-        tol=1e-3,
+        tol=1e-4,
         random_state=None,
         verbose=0,
     ):
@@ -574,7 +570,7 @@ default=None
         Gamma shapes :math:`\\alpha`; ``None`` means ``1 / n_components``.
     doc_topic_rate : float > 0, default=1.0
         Gamma rate :math:`b` shared by the topics.
-    max_iter : int, default=10
+    max_iter : int, default=100
         Maximum number of epochs.
     mean_change_tol : float, default=1e-3
         Per-document E-step stopping threshold (as :class:`LDAVI`).
@@ -588,8 +584,8 @@ default=None
     split_merge : int >= 0, default=3
         Maximum number of split-merge moves after the fit, each kept if the
         Gamma-Poisson bound rises (as :class:`LDAVI`).
-    tol : float, default=1e-3
-        Relative bound increase below which the fit stops.
+    tol : float, default=1e-4
+        {{stopping}}
     {{random_state}}
     {{verbose}}
 
@@ -626,12 +622,14 @@ default=None
     --------
     {{toy_counts}}
     >>> from sklearn_topicfac import GammaPoissonVI, LDAVI
-    >>> gap = GammaPoissonVI(n_components=2, max_iter=30, random_state=0).fit(X)
+    >>> gap = GammaPoissonVI(n_components=2, max_iter=30, tol=0,
+    ...                      random_state=0).fit(X)
     >>> weights = gap.transform(X)     # E[theta]: posterior mean topic weights
     >>> # sum_k E[theta_dk] = (N_d + sum(alpha)) / (b + 1), here b = 1
     >>> np.allclose(weights.sum(axis=1), (X.sum(axis=1) + 1.0) / 2)
     True
-    >>> lda = LDAVI(2, topic_word_prior=None, max_iter=30, random_state=0).fit(X)
+    >>> lda = LDAVI(2, topic_word_prior=None, max_iter=30, tol=0,
+    ...             random_state=0).fit(X)
     >>> np.allclose(gap.components_, lda.components_)   # Lemma E.3
     True
     """
@@ -647,13 +645,13 @@ default=None
         *,
         doc_topic_prior=None,
         doc_topic_rate=1.0,
-        max_iter=10,
+        max_iter=100,
         mean_change_tol=1e-3,
         max_doc_update_iter=100,
         init=None,
         n_init=1,
         split_merge=3,
-        tol=1e-3,
+        tol=1e-4,
         random_state=None,
         verbose=0,
     ):

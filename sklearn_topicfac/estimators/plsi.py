@@ -50,10 +50,10 @@ class PLSI(StepwiseEM, TopicFactorization):
     max_iter : int, default=200
         Maximum number of EM steps (and fold-in sweeps in ``transform``).
     tol : float, default=1e-4
-        The fit stops when an EM step lowers the objective by less than
-        ``tol`` times the objective at the start; ``transform`` stops
-        refining a document when the mean absolute change of its ``P(z|d)``
-        falls below ``tol``.
+        {{stopping}}
+        ``transform`` stops refining a document when the mean absolute
+        change of its ``P(z|d)`` falls below ``tol``.
+    {{restarts}}
     {{stepwise_em}}
     {{random_state}}
     {{verbose}}
@@ -69,6 +69,7 @@ class PLSI(StepwiseEM, TopicFactorization):
         Objective at the start and after every EM step.
     n_iter_ : int
         Number of EM steps run.
+    {{moves_made}}
     {{features_seen}}
 
     See Also
@@ -100,6 +101,8 @@ class PLSI(StepwiseEM, TopicFactorization):
         init=None,
         max_iter=200,
         tol=1e-4,
+        n_init=1,
+        split_merge=3,
         learning_decay=0.7,
         learning_offset=10.0,
         random_state=None,
@@ -110,6 +113,8 @@ class PLSI(StepwiseEM, TopicFactorization):
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
+        self.n_init = n_init
+        self.split_merge = split_merge
         self.learning_decay = learning_decay
         self.learning_offset = learning_offset
         self.random_state = random_state

@@ -35,8 +35,10 @@ of the arrays it is given (the model keeps no fitted state).  The engine
     the fitted attributes: those of the topics, and a row-wise function of
     ``W`` per per-document attribute.
 
-and, for online learning by stepwise EM, ``online_counts(H, stats)`` and
-``online_topics(counts, w_sum)``.  Because ``doc_step`` only sees a block of
+for online learning by stepwise EM, ``online_counts(H, stats)`` and
+``online_topics(counts, w_sum)``; and for split-merge moves
+(`engine.moves`), ``merge_pair``, ``responsibilities``, ``topic_entries``,
+``moved_topics`` and ``moved_documents``.  Because ``doc_step`` only sees a block of
 rows and its statistics add up, one iteration is a map-reduce over document
 blocks: in-memory, out-of-core and Dask fits run the same calls.
 """
@@ -50,8 +52,10 @@ from ..kernels import (
     multiply_keeping_zeros,
     normalize_rows,
     positive_or_one,
+    product_at_nonzeros,
     ratio_at_nonzeros,
 )
+from ._moves import SHARE_FLOOR
 
 
 class TopicModel:
@@ -78,7 +82,7 @@ class TopicModel:
     """
 
     random_start = "normal"
-    moves = False
+    moves = True
 
     def __init__(self, *, fold_in_iter=200, fold_in_tol=1e-4):
         self.fold_in_iter = fold_in_iter
@@ -172,6 +176,76 @@ class TopicModel:
     def doc_attributes(self, w_sum):
         """Per-document fitted attributes, each a row-wise function of ``W``."""
         return {"embedding_": self.doc_output}
+
+    # ------------------------------------------------- split-merge moves
+    def merge_pair(self, H):
+        """The pair of topics to merge, ``(kept, merged)``, from ``H`` alone.
+
+        ``None``: the NMF family's topics do not hold their counts (``H`` is
+        normalized, or in any scale), so the pair is chosen by
+        `cheapest_merge` of the counts gathered from the documents
+        (`topic_entries`).
+        """
+        return None
+
+    def responsibilities(self, X, W, H):
+        """What `topic_entries` reads for the rows ``X``: ``(Theta, B, y, rows)``.
+
+        The topics' shares of each stored entry are ``Theta_dt B_tw / y_dw``
+        with ``y = Theta B`` at the entries; for the NMF family ``Theta, B =
+        W, H`` (the shares do not depend on how the scale is split between
+        the factors).  Computed once for all the topics of a move.
+        """
+        H = H.astype(X.dtype, copy=False)
+        W = W.astype(X.dtype, copy=False)
+        y = product_at_nonzeros(X, W, H)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        return W, H, y, rows
+
+    def topic_entries(self, X, responsibilities, t):
+        """Topic ``t``'s expected counts ``X_dw Theta_dt B_tw / (Theta B)_dw``.
+
+        At the stored entries of the rows ``X`` where the topic holds at
+        least ``SHARE_FLOOR`` of the word: ``(rows, columns, counts)``;
+        ``responsibilities`` is `responsibilities` of these rows.
+        """
+        Theta, B, y, rows = responsibilities
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = Theta[rows, t] * B[t, X.indices] / y
+        keep = np.flatnonzero(share >= SHARE_FLOOR)
+        return rows[keep], X.indices[keep], X.data[keep] * share[keep]
+
+    def moved_topics(self, H, kept, merged, split, halves, columns, term_counts):
+        """The topics after a move, normalized: ``kept`` takes ``merged``'s
+        counts, ``split`` and ``merged`` the two ``halves`` (on ``columns``).
+
+        ``term_counts`` are the topics' expected term counts gathered from the
+        documents; the other topics keep their distributions (the scale of
+        ``H`` goes to the documents: `moved_documents`).  The halves are zero
+        off ``columns``, and multiplicative updates keep zeros: the two new
+        topics stay apart where the split put them.
+        """
+        new = normalize_rows(H.astype(np.float64))[0]
+        new[kept] = normalize_rows(term_counts[[kept]] + term_counts[[merged]])[0]
+        for slot, half in zip((split, merged), halves, strict=True):
+            new[slot] = 0.0
+            new[slot, columns] = half / max(float(half.sum()), np.finfo(float).tiny)
+        return new.astype(H.dtype, copy=False)
+
+    def moved_documents(self, W, H, kept, merged, split):
+        """The document factor after a move from the topics ``H``.
+
+        In count scale (``W`` times the row sums of ``H``, the scale that
+        `moved_topics` takes from the topics): a document's counts of
+        ``merged`` go to ``kept``, and its counts of ``split`` are shared
+        evenly by the two halves, which the iterations then tell apart.  Row
+        sums are kept, so the rows of JointNMF's ``normalize="both"`` still
+        sum to one.
+        """
+        W = W * H.sum(axis=1).astype(W.dtype, copy=False)[None, :]
+        W[:, kept] += W[:, merged]
+        W[:, merged] = W[:, split] = W[:, split] / 2
+        return W
 
     # ------------------------------------------------------------ online
     def online_counts(self, H, stats):

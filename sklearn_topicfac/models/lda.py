@@ -4,7 +4,6 @@ variational inference, in NMF form (paper 002, Alg. 5 and Alg. 7)."""
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln, psi
-from sklearn.utils.extmath import randomized_svd
 
 from ..kernels import (
     dirichlet_kl,
@@ -19,10 +18,7 @@ from ..kernels import (
     product_at_nonzeros,
 )
 from ._base import TopicModel
-
-# Split-merge moves: a word's share of a topic below this is left out of the
-# topic's own counts when looking for a split (noise there, and most entries).
-_SHARE_FLOOR = 1e-2
+from ._moves import cheapest_merge
 
 
 class LDAModel(TopicModel):
@@ -247,24 +243,17 @@ class LDAModel(TopicModel):
         return normalize_rows(self.fold_in(X, H))[0]
 
     # ----------------------------------------------------- split-merge moves
+    # The documents' gamma is left as it is by a move: the next E-step keeps
+    # the better of its restart and its sweeps from there.
+    moved_documents = None
+
     def merge_pair(self, H):
         """The two topics that cost least to merge: ``(kept, merged)``.
 
-        The cost is :math:`\\min(n_i, n_j) (1 - \\mathrm{BC}(\\beta_i,
-        \\beta_j))` with :math:`n` the topics' expected counts (``lambda -
-        eta``) and BC the Bhattacharyya coefficient of their normalized
-        rows: near-duplicate topics, or an empty topic with any other.  The
-        heavier topic is kept.
+        `cheapest_merge` of the topics' expected counts ``lambda - eta``,
+        which LDA's topics hold (the M-step's counts plus the prior).
         """
-        counts = self.topic_counts(H)
-        mass = counts.sum(axis=1)
-        root = np.sqrt(counts / positive_or_one(mass)[:, None])
-        cost = np.minimum.outer(mass, mass) * np.maximum(1.0 - root @ root.T, 0.0)
-        np.fill_diagonal(cost, np.inf)
-        kept, merged = np.unravel_index(np.argmin(cost), cost.shape)
-        if mass[kept] < mass[merged]:
-            kept, merged = merged, kept
-        return int(kept), int(merged)
+        return cheapest_merge(self.topic_counts(H))
 
     def topic_counts(self, H):
         """The topics' expected counts: ``lambda - eta`` (float64, >= 0)."""
@@ -286,21 +275,13 @@ class LDAModel(TopicModel):
         rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
         return Theta, B, y, rows
 
-    def topic_entries(self, X, responsibilities, t):
-        """Topic ``t``'s expected counts ``X_dw Theta_dt B_tw / (Theta B)_dw``.
-
-        At the stored entries of the rows ``X`` where the topic holds at
-        least ``_SHARE_FLOOR`` of the word: ``(rows, columns, counts)``;
-        ``responsibilities`` is `responsibilities` of these rows.
-        """
-        Theta, B, y, rows = responsibilities
-        share = Theta[rows, t] * B[t, X.indices] / y
-        keep = np.flatnonzero(share >= _SHARE_FLOOR)
-        return rows[keep], X.indices[keep], X.data[keep] * share[keep]
-
-    def moved_topics(self, H, kept, merged, split, halves, columns):
+    def moved_topics(self, H, kept, merged, split, halves, columns, term_counts):
         """``lambda`` after a move: ``merged`` added to ``kept``, ``split``
-        replaced by the two ``halves`` (on ``columns``), one in each slot."""
+        replaced by the two ``halves`` (on ``columns``), one in each slot.
+
+        ``term_counts`` (the topics' term counts from their entries) is not
+        needed: LDA's topics hold their own counts.
+        """
         counts = self.topic_counts(H)
         new = counts.copy()
         new[kept] += counts[merged]
@@ -308,37 +289,6 @@ class LDAModel(TopicModel):
         new[np.ix_([merged, split], columns)] = halves
         new += self.topic_word_prior or 0.0
         return np.maximum(new, np.finfo(H.dtype).tiny).astype(H.dtype, copy=False)
-
-
-def compact_counts(rows, columns, counts):
-    """The entries as a CSR matrix without empty rows and columns.
-
-    Returns the matrix and the columns of the original its columns are.
-    """
-    used_rows, r = np.unique(rows, return_inverse=True)
-    used_cols, c = np.unique(columns, return_inverse=True)
-    matrix = sp.csr_matrix((counts, (r, c)), shape=(used_rows.size, used_cols.size))
-    return matrix, used_cols
-
-
-def split_gain(counts, random_state):
-    """How far a topic's counts are from one topic: ``N s_2^2``.
-
-    ``s_2`` is the second singular value of
-    :math:`D_r^{-1/2} C D_c^{-1/2}` (the first is 1), with :math:`D_r, D_c`
-    the row and column sums of the counts :math:`C`: ``N s_2^2`` is the part
-    of the chi-square statistic of :math:`C` against independent documents
-    and terms (one topic) along the first axis of correspondence analysis.
-    A topic that merges two topics used by different documents has a large
-    one; a topic that is one topic has only its noise.
-    """
-    if min(counts.shape) < 3:
-        return 0.0
-    r = np.asarray(counts.sum(axis=1)).ravel()
-    c = np.asarray(counts.sum(axis=0)).ravel()
-    scaled = sp.diags(1 / np.sqrt(r)) @ counts @ sp.diags(1 / np.sqrt(c))
-    s = randomized_svd(scaled, 2, n_iter=4, random_state=random_state)[1]
-    return float(r.sum() * s[1] ** 2)
 
 
 class GammaPoissonModel(LDAModel):

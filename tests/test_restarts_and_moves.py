@@ -1,0 +1,176 @@
+"""Restarts, split-merge moves and the stopping rule, for every estimator.
+
+- the moves repair EM's typical local optimum (two true topics merged in
+  one, another split in two) for the NMF/PLSI family and the hybrid, as
+  ``test_lda.py`` shows for LDA;
+- ``random_state`` changes the result wherever a start is random;
+- the stopping rule stops converged fits only: a default fit ends within
+  0.1 % of the objective that 10 times more iterations reach, and a slow
+  crawl is not taken for convergence.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from _corpora import load_example, planted_counts
+from numpy.testing import assert_allclose
+from scipy.optimize import linear_sum_assignment
+from sklearn.exceptions import ConvergenceWarning
+
+from sklearn_topicfac import (
+    KLNMF,
+    PLSI,
+    HybridNMFPLSI,
+    JointNMF,
+    NormalizedNMF,
+    fit_callback,
+)
+from sklearn_topicfac.engine.loop import iteration_loop, stopped
+
+NMF_FAMILY = [KLNMF, NormalizedNMF, PLSI, JointNMF, HybridNMFPLSI]
+
+
+def _planted_local_optimum():
+    """An LDA corpus and a start where topics 0 and 1 share slot 0 and
+    topic 2 is split over slots 1 and 2."""
+    corpus, _, phi = load_example("choosing_k").make_lda_corpus(
+        5, tokens_per_topic=20_000, doc_length=100, n_features=300, random_state=0
+    )
+    c = corpus.sum() / 5
+    rng = np.random.default_rng(0)
+    half = [phi[2] * c / 2 * rng.uniform(0.5, 1.5, phi.shape[1]) for _ in range(2)]
+    H0 = np.vstack([(phi[0] + phi[1]) * c, *half, phi[3] * c, phi[4] * c]) + 0.2
+    H0 /= H0.sum(axis=1, keepdims=True)
+    n_d = np.asarray(corpus.sum(axis=1)).ravel()
+    W0 = np.repeat(n_d[:, None] / 5, 5, axis=1)
+    return corpus, phi, W0, H0
+
+
+def _distances(est, phi):
+    """Total-variation distance of each true topic to its matched fitted one."""
+    P = est.topic_word_distributions()
+    D = 0.5 * np.abs(P[:, None, :] - phi[None, :, :]).sum(axis=-1)
+    rows, cols = linear_sum_assignment(D)
+    return D[rows, cols][np.argsort(cols)]
+
+
+@pytest.mark.parametrize("Estimator", NMF_FAMILY, ids=lambda cls: cls.__name__)
+def test_split_merge_repairs_a_planted_local_optimum(Estimator):
+    corpus, phi, W0, H0 = _planted_local_optimum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        stuck = Estimator(5, init="custom", split_merge=0, random_state=0)
+        stuck.fit(corpus, W=W0, H=H0)
+        moved = Estimator(5, init="custom", random_state=0).fit(corpus, W=W0, H=H0)
+    assert stuck.split_merge_moves_ == []
+    assert _distances(stuck, phi)[0] > 0.5  # topics 0 and 1 stay merged
+    assert (_distances(moved, phi) < 0.05).all()
+    first = moved.split_merge_moves_[0]
+    assert set(first["merged"]) == {1, 2} and first["split"] == 0
+    assert first["accepted"]
+    assert first["objective_after"] < first["objective_before"]
+    assert moved.loss_ < stuck.loss_
+    # The fit kept ran on after the moves: one history, never rising.
+    assert len(moved.loss_history_) == moved.n_iter_ + 1
+    history = moved.loss_history_
+    assert np.all(np.diff(history) <= 1e-9 * history[0])
+
+
+@pytest.mark.parametrize("Estimator", NMF_FAMILY, ids=lambda cls: cls.__name__)
+def test_random_state_changes_the_result_where_a_start_is_random(Estimator):
+    X = planted_counts(n=80, m=40, k=4, seed=1)
+    params = dict(n_components=4, max_iter=30, split_merge=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = Estimator(random_state=0, init="random", **params).fit(X)
+        b = Estimator(random_state=1, init="random", **params).fit(X)
+        assert not np.allclose(a.components_, b.components_)
+        # n_init: the starts after init's are random draws of the seed (the
+        # fit kept may still be init's own, when it is the best).
+        runs = {}
+        for seed in (0, 1):
+            seen = runs[seed] = []
+            with fit_callback(
+                lambda info, seen=seen: (
+                    seen.append(info.objective)
+                    if info.run.startswith("start 2")
+                    else None
+                )
+            ):
+                best = Estimator(random_state=seed, n_init=3, **params).fit(X)
+        assert runs[0] and runs[1] and runs[0][0] != runs[1][0]
+        one = Estimator(random_state=1, **params).fit(X)
+        assert best.loss_ <= one.loss_  # the first start is one's
+
+
+@pytest.mark.parametrize("Estimator", NMF_FAMILY, ids=lambda cls: cls.__name__)
+def test_a_default_fit_ends_within_0_1_percent_of_ten_times_more_iterations(
+    Estimator,
+):
+    X = planted_counts(n=150, m=80, k=5, seed=3)
+    est = Estimator(n_components=5, random_state=0, max_iter=2000).fit(X)
+    assert est.n_iter_ < 2000  # it converged by the rule
+    # The same fit continued for 10 times its iterations, moves off.
+    n_d = np.asarray(X.sum(axis=1)).ravel()
+    H = est.components_
+    W = est.topic_proportions(X) * n_d[:, None] / H.sum(axis=1)[None, :]
+    kw = dict(n_rounds=1) if Estimator is HybridNMFPLSI else {}
+    longer = Estimator(
+        n_components=5,
+        init="custom",
+        tol=0,
+        max_iter=10 * est.n_iter_,
+        split_merge=0,
+        **kw,
+    ).fit(X, W=W, H=H)
+    assert est.loss_ - longer.loss_ <= 1e-3 * longer.loss_
+
+
+def test_the_stopping_rule_extrapolates_over_the_iterations_run():
+    # Geometric convergence: stops once the remaining decrease is small.
+    geometric = [100 + 10 * 0.5**t for t in range(40)]
+    t = next(t for t in range(1, 40) if stopped(geometric[: t + 1], 1e-4))
+    assert 10 * 0.5**t <= 1e-4 * 100
+    # A slow crawl L_t = 100 + 10 / (t + 1): each step gains ~10 / t^2, so a
+    # rule on the last decrease alone (<= 1e-4 of the start's objective)
+    # would stop at t ~ 30, 0.3 % above the limit; this one runs on until
+    # the gain of as many iterations again is below 1e-4 of the objective.
+    crawl = [100 + 10 / (t + 1) for t in range(5000)]
+    t = next(t for t in range(1, 5000) if stopped(crawl[: t + 1], 1e-4))
+    last_decrease_rule = next(
+        t for t in range(1, 5000) if crawl[t - 1] - crawl[t] <= 1e-4 * crawl[0]
+    )
+    assert last_decrease_rule < 40
+    assert (crawl[t] - crawl[min(10 * t, 4999)]) / crawl[t] <= 1e-3
+    assert t > 500
+    # A rise is never convergence; tol=0 never stops.
+    assert not stopped([10.0, 5.0, 5.1], tol=1e-3)
+    assert not stopped(geometric, tol=0)
+
+
+def test_a_continued_run_is_judged_on_the_whole_fit():
+    # Continuing a run (as after the moves) passes its history: the rule
+    # sees every iteration, not only the new ones.
+    crawl = [100 + 10 / (t + 1) for t in range(2000)]
+    steps = iter(crawl[300:])
+    history, n_iter, converged = iteration_loop(
+        lambda: next(steps),
+        lambda: 0.0,
+        max_iter=1000,
+        tol=1e-4,
+        history=crawl[:300],
+    )
+    fresh = iter(crawl[300:])
+    alone = iteration_loop(lambda: next(fresh), lambda: 0.0, max_iter=1000, tol=1e-4)
+    assert alone[1] < n_iter  # alone, the crawl looks converged at once
+    assert len(history) == 300 + n_iter + 1
+
+
+def test_a_non_finite_objective_ends_the_run_unconverged():
+    values = iter([3.0, 2.0, float("nan"), 1.0])
+    history, n_iter, converged = iteration_loop(
+        lambda: next(values), lambda: float("nan"), max_iter=10, tol=1e-3
+    )
+    assert n_iter == 3 and not converged
+    assert_allclose(history[:2], [3.0, 2.0])
