@@ -12,8 +12,13 @@ time, with k = the number of classes, for
 
 on the corpora of ``../shared/data`` (matrices as given, raw text through
 ``CountVectorizer``).  Each document's cluster is the argmax of its topic
-proportions.  The held-out perplexity column is still to come (it needs the
-held-out score for words unseen in training, the issue's second item).
+proportions.  With ``--held-out``, each method is also fitted on a shuffled
+80 % of the documents and scored on the other 20 % by the package's
+document-completion perplexity (each held-out document's words thinned in
+two, the topic proportions folded in on one half by the method's own
+inference, the other half scored with the 1e-3 uniform smoothing of
+``sklearn_topicfac.kernels.HELD_OUT_SMOOTHING``): the same definition for
+every method.
 
     python benchmarks/real_text.py --quick            # Classic3 and CSTR, 1 seed
     python benchmarks/real_text.py --out docs/real_text.md
@@ -38,7 +43,12 @@ from sklearn_topicfac.datasets import (
     load_mat_corpus,
     load_reuters21578,
 )
-from sklearn_topicfac.kernels import normalize_rows
+from sklearn_topicfac.kernels import (
+    HELD_OUT_SMOOTHING,
+    completion_log_likelihood,
+    completion_split,
+    normalize_rows,
+)
 from sklearn_topicfac.metrics import clustering_accuracy, npmi_coherence
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -56,10 +66,14 @@ CORPORA = {
 }
 
 
+# Each method fits X and returns (theta, phi, fold_in): the documents' topic
+# proportions, the topics' word distributions, and the function that folds
+# new documents in (None: no generative model to score).
 def _ours(Estimator):
     def fit(X, k, seed):
         est = Estimator(n_components=k, random_state=seed).fit(X)
-        return est.topic_proportions(X), est.topic_word_distributions()
+        phi = est.topic_word_distributions()
+        return est.topic_proportions(X), phi, est.topic_proportions
 
     return fit
 
@@ -67,13 +81,18 @@ def _ours(Estimator):
 def _sklearn_nmf(X, k, seed):
     nmf = NMF(k, beta_loss="kullback-leibler", solver="mu", random_state=seed)
     W = nmf.fit_transform(X)
-    H = nmf.components_
-    return normalize_rows(W * H.sum(axis=1))[0], normalize_rows(H)[0]
+    h = nmf.components_.sum(axis=1)
+
+    def fold_in(Y):
+        return normalize_rows(nmf.transform(Y) * h)[0]
+
+    return normalize_rows(W * h)[0], normalize_rows(nmf.components_)[0], fold_in
 
 
 def _sklearn_lda(X, k, seed):
     lda = LatentDirichletAllocation(k, random_state=seed)
-    return lda.fit_transform(X), normalize_rows(lda.components_)[0]
+    theta = lda.fit_transform(X)
+    return theta, normalize_rows(lda.components_)[0], lda.transform
 
 
 def _kmeans_tfidf(X, k, seed):
@@ -81,7 +100,7 @@ def _kmeans_tfidf(X, k, seed):
     km = KMeans(k, n_init=10, random_state=seed).fit(tfidf)
     theta = np.eye(k)[km.labels_]
     # Topics for coherence: each cluster's centroid in tf-idf space.
-    return theta, np.maximum(km.cluster_centers_, 0)
+    return theta, np.maximum(km.cluster_centers_, 0), None
 
 
 def _gensim_lda(X, k, seed):
@@ -93,22 +112,35 @@ def _gensim_lda(X, k, seed):
         for a, b in zip(X.indptr[:-1], X.indptr[1:], strict=True)
     ]
     model = LdaModel(corpus, num_topics=k, id2word=None, random_state=seed)
-    theta = np.zeros((X.shape[0], k))
-    for d, bow in enumerate(corpus):
-        for z, p in model.get_document_topics(bow, minimum_probability=0.0):
-            theta[d, z] = p
-    return theta, model.get_topics()
+
+    def fold_in(Y):
+        Y = sp.csr_matrix(Y)
+        theta = np.zeros((Y.shape[0], k))
+        for d, (a, b) in enumerate(zip(Y.indptr[:-1], Y.indptr[1:], strict=True)):
+            bow = list(zip(Y.indices[a:b].tolist(), Y.data[a:b].tolist(), strict=True))
+            for z, p in model.get_document_topics(bow, minimum_probability=0.0):
+                theta[d, z] = p
+        return theta
+
+    return fold_in(X), model.get_topics(), fold_in
 
 
 def _tomotopy_lda(X, k, seed):
     import tomotopy
 
-    X = sp.csr_matrix(X)
+    def words(Y):
+        Y = sp.csr_matrix(Y)
+        for a, b in zip(Y.indptr[:-1], Y.indptr[1:], strict=True):
+            terms = np.repeat(Y.indices[a:b], Y.data[a:b].astype(int)).astype(str)
+            yield terms.tolist() or ["<empty>"]
+
     model = tomotopy.LDAModel(k=k, seed=seed)
-    for a, b in zip(X.indptr[:-1], X.indptr[1:], strict=True):
-        words = np.repeat(X.indices[a:b], X.data[a:b].astype(int)).astype(str)
-        model.add_doc(words.tolist() or ["<empty>"])
-    model.train(1000)
+    for doc in words(X):
+        model.add_doc(doc)
+    with warnings.catch_warnings():
+        # Several workers: the same seed may give another fit (tomotopy says).
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model.train(1000)
     theta = np.array([doc.get_topic_dist() for doc in model.docs])
     phi = np.zeros((k, X.shape[1]))
     for z in range(k):
@@ -116,7 +148,15 @@ def _tomotopy_lda(X, k, seed):
         for w, p in zip(model.used_vocabs, dist, strict=True):
             if w != "<empty>":
                 phi[z, int(w)] = p
-    return theta, phi
+
+    def fold_in(Y):
+        docs = [model.make_doc(doc) for doc in words(Y)]
+        inferred = model.infer(docs, iterations=100)[0]
+        return np.array(
+            [getattr(d, "get_topic_dist", lambda d=d: d)() for d in inferred]
+        )
+
+    return theta, phi, fold_in
 
 
 def methods():
@@ -143,7 +183,26 @@ def methods():
     return out
 
 
-def run(corpora, seeds):
+def held_out_perplexity(fit, X, k, seed):
+    """Perplexity of a shuffled 20 % of the documents, fitted on the rest."""
+    order = np.random.default_rng(seed).permutation(X.shape[0])
+    cut = X.shape[0] * 4 // 5
+    train, test = X[order[:cut]], X[order[cut:]]
+    _, phi, fold_in = fit(train, k, seed)
+    if fold_in is None:
+        return float("nan")
+    observed, held = completion_split(test, seed)
+    theta = np.asarray(fold_in(observed), dtype=np.float64)
+    theta = normalize_rows(theta)[0]
+    theta[theta.sum(axis=1) == 0] = 1 / k
+    phi = normalize_rows(np.asarray(phi, dtype=np.float64))[0]
+    log_likelihood, n_words = completion_log_likelihood(
+        held, theta, phi, smoothing=HELD_OUT_SMOOTHING
+    )
+    return float(np.exp(-log_likelihood / n_words))
+
+
+def run(corpora, seeds, held_out=False, only=None):
     rows = []
     for corpus in corpora:
         X, y = CORPORA[corpus]()
@@ -151,27 +210,36 @@ def run(corpora, seeds):
         k = len(np.unique(y))
         print(f"{corpus}: {X.shape[0]} documents, {X.shape[1]} terms, k = {k}")
         for name, fit in methods().items():
+            if only and name not in only:
+                continue
             scores = []
             for seed in seeds:
                 start = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
-                    theta, phi = fit(X, k, seed)
+                    theta, phi, _ = fit(X, k, seed)
                 seconds = time.perf_counter() - start
+                perplexity = float("nan")
+                if held_out:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", ConvergenceWarning)
+                        perplexity = held_out_perplexity(fit, X, k, seed)
                 labels = np.asarray(theta).argmax(axis=1)
                 scores.append(
                     (
                         clustering_accuracy(y, labels),
                         normalized_mutual_info_score(y, labels),
                         float(np.mean(npmi_coherence(phi, X, n_top=10))),
+                        perplexity,
                         seconds,
                     )
                 )
-            acc, nmi, npmi, seconds = np.mean(scores, axis=0)
-            rows.append((corpus, name, acc, nmi, npmi, seconds))
+            acc, nmi, npmi, perplexity, seconds = np.mean(scores, axis=0)
+            rows.append((corpus, name, acc, nmi, npmi, perplexity, seconds))
             print(
                 f"  {name:18s} acc {acc:.3f}  nmi {nmi:.3f}  npmi {npmi:+.3f}  "
-                f"{seconds:7.2f} s"
+                f"perplexity {perplexity:8.1f}  {seconds:7.2f} s",
+                flush=True,
             )
     return rows
 
@@ -180,14 +248,21 @@ def table(rows, seeds):
     lines = [
         f"Means over seeds {list(seeds)}; k = number of classes; defaults.",
         "",
-        "| corpus | method | accuracy | NMI | NPMI (top 10) | seconds |",
-        "|---|---|---|---|---|---|",
+        "| corpus | method | accuracy | NMI | NPMI (top 10) | held-out "
+        "perplexity | seconds |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for corpus, name, acc, nmi, npmi, seconds in rows:
+    for corpus, name, acc, nmi, npmi, perplexity, seconds in rows:
         lines.append(
             f"| {corpus} | {name} | {acc:.3f} | {nmi:.3f} | {npmi:+.3f} | "
-            f"{seconds:.2f} |"
+            f"{perplexity:.0f} | {seconds:.2f} |"
         )
+    lines += ["", "Means over the corpora:", ""]
+    lines += ["| method | accuracy | NMI | NPMI (top 10) |", "|---|---|---|---|"]
+    names = list(dict.fromkeys(row[1] for row in rows))
+    for name in names:
+        acc, nmi, npmi = np.mean([row[2:5] for row in rows if row[1] == name], axis=0)
+        lines.append(f"| {name} | {acc:.3f} | {nmi:.3f} | {npmi:+.3f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -197,10 +272,16 @@ def main(argv=None):
     parser.add_argument("--corpora", nargs="+", choices=list(CORPORA))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--out", type=Path, help="write the table (Markdown) here")
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="also fit on 80 %% of the documents and score the other 20 %%",
+    )
+    parser.add_argument("--methods", nargs="+", help="only these methods")
     args = parser.parse_args(argv)
     corpora = args.corpora or (["classic3", "cstr"] if args.quick else list(CORPORA))
     seeds = [args.seeds[0]] if args.quick else args.seeds
-    rows = run(corpora, seeds)
+    rows = run(corpora, seeds, held_out=args.held_out, only=args.methods)
     text = table(rows, seeds)
     print(text)
     if args.out:
