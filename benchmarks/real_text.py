@@ -266,6 +266,37 @@ def table(rows, seeds):
     return "\n".join(lines) + "\n"
 
 
+def figure(rows, path):
+    """Bar charts of each method's accuracy and NPMI per corpus (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    corpora = list(dict.fromkeys(row[0] for row in rows))
+    names = list(dict.fromkeys(row[1] for row in rows))
+    value = {(row[0], row[1]): row for row in rows}
+    fig, axes = plt.subplots(2, 1, figsize=(12, 7), sharex=True)
+    width = 0.8 / len(names)
+    for i, name in enumerate(names):
+        x = np.arange(len(corpora)) + i * width
+        for ax, column in zip(axes, (2, 4), strict=True):
+            ax.bar(
+                x,
+                [value[c, name][column] for c in corpora],
+                width,
+                label=name,
+                hatch="" if name in tf.estimators.__all__ else "//",
+            )
+    axes[0].set_ylabel("clustering accuracy")
+    axes[1].set_ylabel("NPMI of the top-10 terms")
+    axes[1].set_xticks(np.arange(len(corpora)) + 0.4 - width / 2, corpora)
+    axes[0].legend(ncol=4, fontsize=8)
+    axes[0].set_title("Defaults on real labeled text, k = number of classes")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="Classic3, CSTR, 1 seed")
@@ -278,6 +309,7 @@ def main(argv=None):
         help="also fit on 80 %% of the documents and score the other 20 %%",
     )
     parser.add_argument("--methods", nargs="+", help="only these methods")
+    parser.add_argument("--figure", type=Path, help="write the bar charts (PNG) here")
     args = parser.parse_args(argv)
     corpora = args.corpora or (["classic3", "cstr"] if args.quick else list(CORPORA))
     seeds = [args.seeds[0]] if args.quick else args.seeds
@@ -286,6 +318,8 @@ def main(argv=None):
     print(text)
     if args.out:
         args.out.write_text(text)
+    if args.figure:
+        figure(rows, args.figure)
 
 
 if __name__ == "__main__":
