@@ -23,6 +23,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ._docstrings import fill_doc
+from ._optional import pyplot
 from ._validation import to_csr
 from .kernels import normalize_rows
 
@@ -103,17 +104,6 @@ def _doc_topic(head, estimator, X):
     # SimplexPLSA: its weights are on the simplex already.
     theta = np.asarray(estimator.transform(counts), dtype=np.float64)
     return theta, counts
-
-
-def _pyplot():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "Plotting needs matplotlib: pip install matplotlib "
-            '(or pip install "sklearn-topicfac[plot]").'
-        ) from exc
-    return plt
 
 
 # -------------------------------------------------------------- top terms
@@ -369,7 +359,7 @@ def plot_top_terms(model, feature_names=None, *, n_top=10, n_cols=4, topics=None
     >>> len(fig.axes)
     2
     """
-    plt = _pyplot()
+    plt = pyplot()
     table = top_terms(model, feature_names, n_top=n_top)
     topics = list(range(len(table))) if topics is None else list(topics)
     n_cols = max(1, min(n_cols, len(topics)))
@@ -416,7 +406,7 @@ def plot_loss_history(estimator, ax=None):
     >>> ax.get_ylabel()
     'objective (loss_history_)'
     """
-    plt = _pyplot()
+    plt = pyplot()
     _, est = _fitted_estimator(estimator)
     history = np.asarray(est.loss_history_)
     if ax is None:
@@ -464,7 +454,7 @@ def plot_document_map(model, X, *, labels=None, feature_names=None, ax=None):
     >>> ax.collections[0].get_offsets().shape
     (4, 2)
     """
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.colors import ListedColormap
 
     head, estimator = _fitted_estimator(model)

@@ -34,6 +34,8 @@ from sklearn.model_selection import KFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
+from ._optional import pyplot
+
 __all__ = [
     "NComponentsSelection",
     "select_n_components",
@@ -316,13 +318,7 @@ class NComponentsSelection:
         >>> ax.get_xlabel()
         'n_components'
         """
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "Plotting needs matplotlib: pip install matplotlib "
-                '(or pip install "sklearn-topicfac[plot]").'
-            ) from exc
+        plt = pyplot()
         if ax is None:
             _, ax = plt.subplots()
         ax.errorbar(

@@ -51,3 +51,21 @@ def load_example(name):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def planted_local_optimum():
+    """EM's typical local optimum, planted: ``(corpus, phi, H0)``.
+
+    An LDA corpus of 5 topics and count-scale topics ``H0`` where true topics
+    0 and 1 share slot 0 and true topic 2 is split over slots 1 and 2;
+    iterations alone stay there, one split-merge move (merge slots 1 and 2,
+    split slot 0) leaves it.
+    """
+    corpus, _, phi = load_example("choosing_k").make_lda_corpus(
+        5, tokens_per_topic=20_000, doc_length=100, n_features=300, random_state=0
+    )
+    c = corpus.sum() / 5
+    rng = np.random.default_rng(0)
+    half = [phi[2] * c / 2 * rng.uniform(0.5, 1.5, phi.shape[1]) for _ in range(2)]
+    H0 = np.vstack([(phi[0] + phi[1]) * c, *half, phi[3] * c, phi[4] * c]) + 0.2
+    return corpus, phi, H0

@@ -519,15 +519,9 @@ def test_split_merge_move_repairs_a_planted_local_optimum(Estimator):
     # A start at batch VB's typical local optimum: true topics 0 and 1 share
     # slot 0, true topic 2 is split over slots 1 and 2.  Epochs alone stay
     # there; one move (merge slots 1 and 2, split slot 0) leaves it.
-    from _corpora import load_example
+    from _corpora import planted_local_optimum
 
-    corpus, _, phi = load_example("choosing_k").make_lda_corpus(
-        5, tokens_per_topic=20_000, doc_length=100, n_features=300, random_state=0
-    )
-    c = corpus.sum() / 5
-    rng = np.random.default_rng(0)
-    half = [phi[2] * c / 2 * rng.uniform(0.5, 1.5, phi.shape[1]) for _ in range(2)]
-    lam0 = np.vstack([(phi[0] + phi[1]) * c, *half, phi[3] * c, phi[4] * c]) + 0.2
+    corpus, phi, lam0 = planted_local_optimum()
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

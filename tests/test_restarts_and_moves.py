@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _corpora import load_example, planted_counts
+from _corpora import planted_counts, planted_local_optimum
 from numpy.testing import assert_allclose
 from scipy.optimize import linear_sum_assignment
 from sklearn.exceptions import ConvergenceWarning
@@ -32,16 +32,9 @@ NMF_FAMILY = [KLNMF, NormalizedNMF, PLSI, JointNMF, HybridNMFPLSI]
 
 
 def _planted_local_optimum():
-    """An LDA corpus and a start where topics 0 and 1 share slot 0 and
-    topic 2 is split over slots 1 and 2."""
-    corpus, _, phi = load_example("choosing_k").make_lda_corpus(
-        5, tokens_per_topic=20_000, doc_length=100, n_features=300, random_state=0
-    )
-    c = corpus.sum() / 5
-    rng = np.random.default_rng(0)
-    half = [phi[2] * c / 2 * rng.uniform(0.5, 1.5, phi.shape[1]) for _ in range(2)]
-    H0 = np.vstack([(phi[0] + phi[1]) * c, *half, phi[3] * c, phi[4] * c]) + 0.2
-    H0 /= H0.sum(axis=1, keepdims=True)
+    """`planted_local_optimum` with normalized topics and an even W start."""
+    corpus, phi, H0 = planted_local_optimum()
+    H0 = H0 / H0.sum(axis=1, keepdims=True)
     n_d = np.asarray(corpus.sum(axis=1)).ravel()
     W0 = np.repeat(n_d[:, None] / 5, 5, axis=1)
     return corpus, phi, W0, H0
