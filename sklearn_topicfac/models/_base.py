@@ -37,10 +37,10 @@ of the arrays it is given (the model keeps no fitted state).  The engine
 
 for online learning by stepwise EM, ``online_counts(H, stats)`` and
 ``online_topics(counts, w_sum)``; and for split-merge moves
-(`engine.moves`), ``merge_pair``, ``responsibilities``, ``topic_entries``,
-``moved_topics`` and ``moved_documents``.  Because ``doc_step`` only sees a block of
-rows and its statistics add up, one iteration is a map-reduce over document
-blocks: in-memory, out-of-core and Dask fits run the same calls.
+(`engine.moves`), ``merge_pair``, ``responsibilities``, ``topic_entries``
+and ``moved_topics``.  Because ``doc_step`` only sees a block of rows and
+its statistics add up, one iteration is a map-reduce over document blocks:
+in-memory, out-of-core and Dask fits run the same calls.
 """
 
 import numpy as np
@@ -220,8 +220,10 @@ class TopicModel:
         counts, ``split`` and ``merged`` the two ``halves`` (on ``columns``).
 
         ``term_counts`` are the topics' expected term counts gathered from the
-        documents; the other topics keep their distributions (the scale of
-        ``H`` goes to the documents: `moved_documents`).  The halves are zero
+        documents; the other topics keep their distributions.  The document
+        factor is left as it is: the first document step of the iterations
+        that follow refits its scale and its split between the halves.  The
+        halves are zero
         off ``columns``, and multiplicative updates keep zeros: the two new
         topics stay apart where the split put them.
         """
@@ -231,21 +233,6 @@ class TopicModel:
             new[slot] = 0.0
             new[slot, columns] = half / max(float(half.sum()), np.finfo(float).tiny)
         return new.astype(H.dtype, copy=False)
-
-    def moved_documents(self, W, H, kept, merged, split):
-        """The document factor after a move from the topics ``H``.
-
-        In count scale (``W`` times the row sums of ``H``, the scale that
-        `moved_topics` takes from the topics): a document's counts of
-        ``merged`` go to ``kept``, and its counts of ``split`` are shared
-        evenly by the two halves, which the iterations then tell apart.  Row
-        sums are kept, so the rows of JointNMF's ``normalize="both"`` still
-        sum to one.
-        """
-        W = W * H.sum(axis=1).astype(W.dtype, copy=False)[None, :]
-        W[:, kept] += W[:, merged]
-        W[:, merged] = W[:, split] = W[:, split] / 2
-        return W
 
     # ------------------------------------------------------------ online
     def online_counts(self, H, stats):

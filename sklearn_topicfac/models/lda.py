@@ -243,9 +243,9 @@ class LDAModel(TopicModel):
         return normalize_rows(self.fold_in(X, H))[0]
 
     # ----------------------------------------------------- split-merge moves
-    # The documents' gamma is left as it is by a move: the next E-step keeps
-    # the better of its restart and its sweeps from there.
-    moved_documents = None
+    # The documents' gamma is left as it is by a move (as for every model):
+    # the next E-step keeps the better of its restart and its sweeps from
+    # there.
 
     def merge_pair(self, H):
         """The two topics that cost least to merge: ``(kept, merged)``.
