@@ -618,6 +618,40 @@ def test_point_estimate_topics():
     assert est.bound(X) <= -est.loss_ + 1e-10 * abs(est.loss_)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_word_no_topic_can_produce_contributes_nothing_to_the_e_step(dtype):
+    # Point-estimate topics give a term absent from the training data
+    # probability exactly 0 in every topic.  A count of 10 of it once made
+    # the sweep compute 10 / tiny = inf and then 0 * inf = NaN (float64
+    # overflows above a count of 4).  The word must simply not count.
+    rng = np.random.default_rng(0)
+    B = rng.dirichlet(np.full(6, 0.5), size=3).astype(dtype)
+    B[:, 5] = 0.0
+    counts = np.array([[3.0, 0.0, 2.0, 1.0, 0.0, 10.0], [0.0, 4.0, 1.0, 0.0, 2.0, 7.0]])
+    X = sp.csr_matrix(counts, dtype=dtype)
+    without = sp.csr_matrix(counts[:, :5], dtype=dtype)
+    start = np.ones((2, 3), dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        gamma, _ = lda_e_step(X, start, B, 0.1, max_iter=100, tol=1e-6)
+    expected, _ = lda_e_step(without, start, B[:, :5], 0.1, max_iter=100, tol=1e-6)
+    assert gamma.dtype == dtype
+    assert np.isfinite(gamma).all()
+    assert_allclose(gamma, expected, rtol=1e-4 if dtype == np.float32 else 1e-10)
+
+
+def test_gamma_poisson_scores_documents_with_terms_unseen_in_training():
+    counts = lda_counts(n=200, k=K, seed=1)
+    train, test = counts[:150].tolil(), counts[150:].tolil()
+    train[:, 0] = 0  # term 0 never seen in training ...
+    test[:, 0] = 20  # ... and frequent in the held-out documents
+    est = GammaPoissonVI(K, random_state=0).fit(train.tocsr())
+    assert (est.components_[:, 0] == 0).all()
+    theta = est.transform(test.tocsr())
+    assert np.isfinite(theta).all()
+    assert np.isfinite(est.score(test.tocsr()))
+
+
 # ------------------------------------------------------- bound and perplexity
 def test_bound_is_the_documents_bounds_plus_the_topics_term():
     est = LDAVI(K, max_iter=20, random_state=0).fit(X)

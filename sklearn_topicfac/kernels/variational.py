@@ -139,22 +139,27 @@ def _store_products(y_out, pos, valid, gamma, y):
 def _redo_sweep_in_float64(new, t, G, x3, tiny):
     """Recompute, in float64, the rows of one sweep whose result overflowed.
 
-    ``new[d, k] = t_dk sum_w G_dkw x_dw / max(y_dw, tiny)`` with ``y_d = t_d
-    G_d``: each term is at most ``x_dw`` (``t_dk G_dkw <= y_dw``, and below
-    the floor the term only shrinks), so the row is bounded by the
-    document's length.  But in float32 the intermediate ratio ``x / y``
-    overflows where the model of a word underflowed (a count above 4 at a
-    word every topic gives probability below the smallest normal float32
-    overflows it), and ``inf * 0`` then turns gamma into NaN.  The same
-    floor in float64 keeps every intermediate finite; the bounded result is
-    written back in the working dtype.
+    ``new[d, k] = sum_w x_dw t_dk G_dkw / max(y_dw, tiny)`` with ``y_d = t_d
+    G_d``.  Each share ``t_dk G_dkw / max(y_dw, tiny)`` is at most 1
+    (``t_dk G_dkw <= y_dw``, and below the floor the share only shrinks),
+    so each term is at most ``x_dw`` and the row is bounded by the
+    document's length.  The fast sweep forms the ratio ``x / y`` first, and
+    that overflows where the model of a word underflowed: in float32 a
+    count above 4 at a word every topic gives probability below the
+    smallest normal float32; in float64 a count above 4 at a word every
+    topic gives probability exactly 0 (point-estimate topics, such as
+    GammaPoissonVI's, at a term absent from the training data).  ``inf * 0``
+    then turns gamma into NaN.  Here the shares are formed first, in
+    float64, so every intermediate stays finite and a word no topic can
+    produce contributes nothing; the bounded result is written back in the
+    working dtype.
     """
     bad = np.flatnonzero(~np.isfinite(new).all(axis=1))
     t64 = t[bad].astype(np.float64)
     G64 = G[bad].astype(np.float64)
     y64 = np.maximum(np.matmul(t64[:, None, :], G64), tiny)
-    ratio = x3[bad] / y64
-    new[bad] = np.matmul(G64, ratio.transpose(0, 2, 1))[:, :, 0] * t64
+    shares = t64[:, :, None] * G64 / y64
+    new[bad] = np.matmul(shares, x3[bad].transpose(0, 2, 1))[:, :, 0]
 
 
 def _e_step_chunks(X, chunks, Bt_pad, alpha, max_iter, tol, gamma, sweeps, y_out):
