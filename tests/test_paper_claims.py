@@ -372,17 +372,25 @@ def test_plain_plsa_collapses_in_most_starts_simplex_plsa_in_none():
         s = np.linalg.svd(V - V.mean(axis=0), compute_uv=False)
         return s[1] / s[0]
 
-    plain, simplex = [], []
-    for seed in range(10):
-        plain.append(
-            thinness(
-                PLSI(3, max_iter=300, random_state=seed).fit(X_TRIANGLE).components_
-            )
+    # Plain EM (no split-merge moves) from ten random starts.
+    common = dict(init="random", max_iter=300)
+    plain = [
+        thinness(
+            PLSI(3, random_state=seed, split_merge=0, **common)
+            .fit(X_TRIANGLE)
+            .components_
         )
-        est = SimplexPLSA(3, max_iter=300, random_state=seed).fit(X_TRIANGLE)
-        simplex.append(thinness(est.components_))
-    # Measured: 8 of 10 starts below 0.2 (docs/paper004_simplex.md).
-    assert np.mean(np.array(plain) < 0.2) >= 0.7
+        for seed in range(10)
+    ]
+    simplex = [
+        thinness(
+            SimplexPLSA(3, random_state=seed, **common).fit(X_TRIANGLE).components_
+        )
+        for seed in range(10)
+    ]
+    # Measured: 8 of 10 starts below 0.2, the other two at 0.32 and 0.62
+    # (docs/paper004_simplex.md); SimplexPLSA's triangles 0.82 to 0.98.
+    assert 0.7 <= np.mean(np.array(plain) < 0.2) < 1
     assert np.all(np.array(simplex) > 0.5)
 
 
