@@ -397,7 +397,7 @@ def test_plain_plsa_collapses_in_most_starts_simplex_plsa_in_none():
 def test_hybrid_found_no_planted_case_below_both_single_methods():
     # The hybrid starts with an NMF phase, so "no higher than NMF-only" for
     # the same phase length holds by construction.  For the same *total*
-    # number of iterations we searched 11 planted corpora x 2 schedules
+    # number of iterations we searched 12 planted corpora x 2 schedules
     # (benchmarks/paper_claims.py hybrid) and found none where it ends
     # strictly below both; here, the first of them.
     X = planted_counts(n=120, m=80, k=4, seed=1)
