@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
-from test_plsi import _fit_worked_example
+from test_plsi import PAPER_X, _fit_worked_example
 
 from sklearn_topicfac import KLNMF
 from sklearn_topicfac.kernels import kl_divergence
@@ -65,13 +65,11 @@ def test_papers_worked_example_J_is_half_the_chi_square():
     # Paper 001 prints J ~ chi^2 "at first order"; the expansion (7) gives
     # J = chi^2 / 2 + O(delta^3): the factor one half is the paper's omission.
     nmf = _fit_worked_example(KLNMF)
-    X = np.array(nmf.embedding_ @ nmf.components_)  # the fitted model M
-    from test_plsi import PAPER_X
-
+    M = nmf.embedding_ @ nmf.components_  # the fitted model
     data = PAPER_X.T
     J = nmf.loss_
     pearson = chi_square_statistic(data, nmf.embedding_, nmf.components_)
-    neyman = float(np.sum((X - data) ** 2 / data))  # eq. (8): divided by F
+    neyman = float(np.sum((M - data) ** 2 / data))  # eq. (8): divided by F
     assert_allclose(J, 4.745e-3, rtol=1e-3)
     assert_allclose(pearson, 9.459e-3, rtol=1e-3)
     assert_allclose(neyman, 9.727e-3, rtol=1e-3)
