@@ -1,5 +1,7 @@
-"""The code of the documentation's worked examples runs."""
+"""The code of the documentation's worked examples runs; no page holds
+placeholder text."""
 
+import re
 import sys
 import types
 from pathlib import Path
@@ -72,3 +74,39 @@ def test_the_pages_registry_entry_passes_the_contract_tests(page_module, contrac
     }
     spec = eval(entry, namespace)
     getattr(test_common, contract)(spec)
+
+
+# An unfilled template token (``MEASURED_TABLE``: capitals joined by
+# underscores) or a note left for later, in running text: code blocks and
+# inline code (where constants such as ``N_THREADS`` are named) are skipped.
+_PLACEHOLDER = re.compile(
+    r"(?<![\w`])(?:[A-Z]{2,}[A-Z0-9]*(?:_[A-Z0-9]+)+|TODO|TBD|XXX|FIXME)(?![\w`])"
+)
+
+
+def _placeholders(text):
+    """``(line number, token)`` of every placeholder in a Markdown text."""
+    found, in_code = [], False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip().startswith("```"):
+            in_code = not in_code
+            continue
+        if not in_code:
+            prose = re.sub(r"`[^`]*`", "", line)
+            found += [(number, m.group()) for m in _PLACEHOLDER.finditer(prose)]
+    return found
+
+
+def test_the_placeholder_check_finds_placeholders():
+    page = "# Measured\n\nMEASURED_TABLE\n\nFigures TBD.\n"
+    assert _placeholders(page) == [(3, "MEASURED_TABLE"), (5, "TBD")]
+    code = "`N_THREADS` is a constant\n```python\nX_TRAIN = 1  # TODO\n```\n"
+    assert _placeholders(code) == []
+    assert _placeholders("$AJ(R_1, R_2)$ and MAX or TODOS") == []
+
+
+@pytest.mark.parametrize(
+    "page", sorted(DOCS.rglob("*.md")), ids=lambda p: str(p.relative_to(DOCS))
+)
+def test_no_placeholder_text_in_the_docs(page):
+    assert _placeholders(page.read_text()) == []

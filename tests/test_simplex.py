@@ -10,7 +10,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 
-from sklearn_topicfac import PLSI, SimplexPLSA
+from sklearn_topicfac import LDAVI, PLSI, SimplexPLSA
 from sklearn_topicfac.models import simplex as _simplex
 from sklearn_topicfac.models.simplex import (
     _simplex_basis,
@@ -488,3 +488,72 @@ def test_randomized_svd_for_large_input(monkeypatch):
         # All zero: no variance, no error.
         zero = SimplexPLSA(**params).fit(sp.csr_matrix((300, 120)))
         assert_array_equal(zero.components_, 0)
+
+
+# ------------------------------------- paper 004 §3.4: other inner models
+def _corner_distances(vertices):
+    """Distance of each vertex to its nearest true corner, in triangle sides."""
+    side = np.linalg.norm(CORNERS[0] - CORNERS[1])
+    distances = np.linalg.norm(vertices[:, None, :] - CORNERS[None, :, :], axis=2)
+    return distances.min(axis=1) / side
+
+
+def test_plsi_given_as_inner_model_is_the_default():
+    default = SimplexPLSA(n_components=3, random_state=0).fit(X_TRIANGLE)
+    inner = PLSI(max_iter=1000, tol=1e-6, split_merge=0, random_state=0)
+    given = SimplexPLSA(n_components=3, random_state=0, inner_model=inner)
+    given.fit(X_TRIANGLE)
+    assert_allclose(given.components_, default.components_, rtol=1e-12)
+    assert given.plsa_ is not inner and not hasattr(inner, "components_")
+    assert given.plsa_.n_components == 3
+
+
+def test_plsa_does_not_depend_on_the_point_mass():
+    # EM is invariant to the scale of the data: the same vertices.
+    one = SimplexPLSA(n_components=3, random_state=0).fit(X_TRIANGLE)
+    heavy = SimplexPLSA(n_components=3, random_state=0, point_mass=1000.0)
+    heavy.fit(X_TRIANGLE)
+    assert_allclose(heavy.components_, one.components_, rtol=1e-8, atol=1e-8)
+    assert_allclose(heavy.transform(X_TRIANGLE), one.transform(X_TRIANGLE), atol=1e-8)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_lda_as_inner_model_encloses_the_data():
+    # Paper 004, §3.4: the simplex method with LDA in place of PLSA.  The
+    # test of the paper's experiment: the learned simplex encloses the data
+    # (where plain PLSA's does not, see above) and its vertices are near the
+    # true corners.
+    lda = LDAVI(max_iter=300, split_merge=0, random_state=0)
+    est = SimplexPLSA(n_components=3, inner_model=lda, point_mass=1000.0)
+    est.fit(X_TRIANGLE)
+    assert isinstance(est.plsa_, LDAVI)
+    assert _inside(X_TRIANGLE, est.components_) >= 0.85
+    assert np.all(_corner_distances(est.components_) < 0.05)
+    weights = est.transform(X_TRIANGLE)
+    assert np.all(weights >= 0)
+    assert_allclose(weights.sum(axis=1), 1, rtol=1e-6)
+    spread = np.linalg.norm(X_TRIANGLE - X_TRIANGLE.mean(axis=0))
+    error = np.linalg.norm(est.inverse_transform(weights) - X_TRIANGLE)
+    assert error < 0.1 * spread
+    assert est.score(X_TRIANGLE) <= 0
+    # With points of mass 1 the Dirichlet prior swamps them: the simplex
+    # is far too large (vertices about a quarter of a side off the corners).
+    light = SimplexPLSA(n_components=3, inner_model=lda).fit(X_TRIANGLE)
+    assert np.all(_corner_distances(light.components_) > 0.15)
+
+
+def test_warns_on_counts_only():
+    rng = np.random.default_rng(0)
+    counts = rng.poisson(1.0, size=(40, 8)).astype(float)
+    with pytest.warns(UserWarning, match="looks like counts"):
+        SimplexPLSA(n_components=3, random_state=0, max_iter=50).fit(counts)
+    with pytest.warns(UserWarning, match="looks like counts"):
+        SimplexPLSA(n_components=3, random_state=0, max_iter=50).fit(
+            sp.csr_matrix(counts)
+        )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SimplexPLSA(n_components=3, random_state=0).fit(X_TRIANGLE)
+        # Integers with negative entries are no counts.
+        SimplexPLSA(n_components=3, random_state=0, max_iter=50).fit(counts - 1)
+    assert not [w for w in caught if "looks like counts" in str(w.message)]

@@ -5,9 +5,9 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import _fit_context
+from sklearn.base import _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._docstrings import fill_doc
@@ -17,6 +17,24 @@ from ..kernels import completion_log_likelihood
 from ..models import SimplexMap
 from ._base import TopicEstimator
 from .plsi import PLSI
+
+
+def _warn_if_counts(X):
+    """Warn when every entry of ``X`` is a non-negative integer (and some
+    are positive): count data, for which this estimator is not made."""
+    values = X.data if sp.issparse(X) else X
+    if values.size == 0 or values.min() < 0 or not values.max() > 0:
+        return
+    if np.array_equal(values, np.round(values)):
+        warn(
+            "SimplexPLSA: X looks like counts (every entry a non-negative "
+            "integer). SimplexPLSA encloses real-valued data in a simplex "
+            "through its principal axes; on word counts its weights barely "
+            "follow the topics. For topics of counts use PLSI or LDAVI; "
+            "convert X to non-integer values (e.g. standardize it) to "
+            "silence this warning if the simplex is what you want.",
+            UserWarning,
+        )
 
 
 @fill_doc
@@ -51,7 +69,9 @@ class SimplexPLSA(TopicEstimator):
     6. subtract the smallest entry, so that everything is non-negative;
     7. divide by ``b = 1 - d min`` so that the rows sum to one: the data now
        lie on the standard simplex of dimension ``d - 1``;
-    8. fit :class:`PLSI` (``plsa_``) to these rows;
+    8. fit :class:`PLSI` (``plsa_``) to these rows -- or another topic
+       model, ``inner_model`` (paper 004, §3.4: "applicable to any topic
+       modeling technique such as Latent Dirichlet Allocation");
     9. map the PLSA bases back through steps 7..4;
     10. and through the SVD and the centering: ``components_``.
 
@@ -81,6 +101,20 @@ class SimplexPLSA(TopicEstimator):
         input, see Notes).
     verbose : int, default=0
         Progress output of the PLSA step.
+    inner_model : estimator or None, default=None
+        The topic model of step 8.  ``None`` is :class:`PLSI` with this
+        estimator's ``init``, ``max_iter``, ``tol``, ``random_state`` and
+        ``verbose`` (the paper).  Otherwise an unfitted topic model of this
+        package, e.g. :class:`LDAVI`: it is cloned, its ``n_components`` set
+        to this estimator's, and fitted with its own other parameters (the
+        ones above are then unused, except ``random_state`` for the SVD).
+    point_mass : float, default=1.0
+        The number of words each point on the simplex counts as for the
+        inner model: it is fitted to the points times ``point_mass``.  PLSA
+        does not depend on it (EM is invariant to the scale of the data);
+        for LDA it weighs the data against the Dirichlet priors, and points
+        of mass 1 are swamped by them: use about 1000 (see
+        ``docs/paper004_simplex.md``).
 
     Attributes
     ----------
@@ -92,8 +126,10 @@ class SimplexPLSA(TopicEstimator):
     simplex_map_ : SimplexMap
         The fitted map onto the standard simplex and back
         (`sklearn_topicfac.models.SimplexMap`), in float64.
-    plsa_ : PLSI
-        The PLSA model fitted on the data moved onto the standard simplex.
+    plsa_ : estimator
+        The topic model of step 8 (:class:`PLSI`, or a clone of
+        ``inner_model``) fitted on the data moved onto the standard simplex
+        (times ``point_mass``).
     mean_ : ndarray of shape (n_features,)
         Mean of the training data.
     principal_axes_ : ndarray of shape (svd_components, n_features)
@@ -107,11 +143,11 @@ class SimplexPLSA(TopicEstimator):
     transformation_ : ndarray of shape (svd_components + 1, svd_components + 1)
         ``T``; its last column is the normal of the simplex.
     loss_ : float
-        Final objective of the PLSA step.
+        Final objective of the PLSA step (of the inner model).
     loss_history_ : ndarray of shape (n_iter_ + 1,)
         Objective of the PLSA step at the start and after every EM step.
     n_iter_ : int
-        Number of EM steps run.
+        Number of EM steps (iterations of the inner model) run.
     {{features_seen}}
 
     See Also
@@ -120,6 +156,18 @@ class SimplexPLSA(TopicEstimator):
 
     Notes
     -----
+    **What it is for.**  Real-valued data (negative entries allowed) that
+    are mixtures of a few extreme points: the vertices of the simplex that
+    encloses them, and each point's convex weights on those vertices.  It is
+    not a topic model of text: the affine map works on principal axes of the
+    centred counts, which on sparse word counts carry document length and
+    frequent words, and the weights then barely follow the classes
+    (normalized mutual information of the dominant vertex with the classes
+    0.00 to 0.03 on CSTR and Classic3, where :class:`PLSI` reaches 0.80 and
+    0.94; see ``docs/paper004_simplex.md``).  Fitting data that look like counts (all
+    entries non-negative integers) therefore warns; use :class:`PLSI` or
+    :class:`LDAVI` for them.
+
     Where this differs from the paper's ten steps:
 
     * **Dimension.** The paper keeps ``M - 1`` principal axes of
@@ -223,6 +271,8 @@ class SimplexPLSA(TopicEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "inner_model": [HasMethods(["fit", "transform"]), None],
+        "point_mass": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(
@@ -235,6 +285,8 @@ class SimplexPLSA(TopicEstimator):
         tol=1e-6,
         random_state=None,
         verbose=0,
+        inner_model=None,
+        point_mass=1.0,
     ):
         self.n_components = n_components
         self.svd_components = svd_components
@@ -243,6 +295,8 @@ class SimplexPLSA(TopicEstimator):
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose
+        self.inner_model = inner_model
+        self.point_mass = point_mass
 
     def _validate_X(self, X, reset):
         if isinstance(X, Blocks) or is_dask_array(X):
@@ -316,29 +370,34 @@ class SimplexPLSA(TopicEstimator):
                 f"svd_components={q} exceeds n_features={m}: at most every "
                 "principal axis can be kept."
             )
+        _warn_if_counts(X)
         dtype = X.dtype
         simplex_map = SimplexMap().fit(X, q, self.random_state)
         B = simplex_map.to_simplex(X)
         P = np.maximum(B, 0).astype(dtype)
-        plsa = PLSI(
-            n_components=self.n_components,
-            init=self.init,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            # Paper 004's PLSA step, as published: the points of a simplex
-            # are no counts of topics' words to split or merge.
-            split_merge=0,
-            random_state=self.random_state,
-            verbose=self.verbose,
-        )
+        if self.inner_model is None:
+            plsa = PLSI(
+                n_components=self.n_components,
+                init=self.init,
+                max_iter=self.max_iter,
+                tol=self.tol,
+                # Paper 004's PLSA step, as published: the points of a
+                # simplex are no counts of topics' words to split or merge.
+                split_merge=0,
+                random_state=self.random_state,
+                verbose=self.verbose,
+            )
+        else:
+            plsa = clone(self.inner_model).set_params(n_components=self.n_components)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
-            plsa.fit(P)
+            plsa.fit(P * self.point_mass)
         for w in caught:
             # Said in this estimator's name: its max_iter and tol are the ones.
             warn(f"{type(self).__name__}, PLSA step: {w.message}", w.category)
         with np.errstate(over="ignore"):
-            components = simplex_map.from_simplex(plsa.components_).astype(dtype)
+            vertices = plsa.topic_word_distributions()
+            components = simplex_map.from_simplex(vertices).astype(dtype)
         if not np.all(np.isfinite(components)):
             hint = " or pass float64 data" if dtype == np.float32 else ""
             raise ValueError(
@@ -391,7 +450,8 @@ class SimplexPLSA(TopicEstimator):
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        return self.plsa_.transform(self._simplex_points(X, rescale_rows=True))
+        P = self._simplex_points(X, rescale_rows=True)
+        return self.plsa_.transform(P * self.point_mass)
 
     def inverse_transform(self, X):
         """Map simplex weights back to data space: ``X @ components_``.
@@ -460,7 +520,7 @@ class SimplexPLSA(TopicEstimator):
         P.eliminate_zeros()
         # Every mapped point has a positive coordinate (its coordinates sum
         # to at least one), so transform's P(z|d) is the fold-in's mixture.
-        theta = self.plsa_.transform(P)
-        phi = self.plsa_.components_
+        theta = self.plsa_.transform(P * self.point_mass)
+        phi = self.plsa_.topic_word_distributions()
         log_likelihood, _ = completion_log_likelihood(P, theta, phi)
         return log_likelihood / X.shape[0]
