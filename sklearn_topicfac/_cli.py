@@ -41,9 +41,10 @@ def _estimator_names():
 # "reuter"), and numbers alone ("000", "1986") are not topics.
 DEFAULT_MAX_DF = 0.5
 TOKEN_PATTERN = r"(?u)\b(?=\w*[^\W\d])\w\w+\b"
-# -k auto without labels: topic stability over these k (a small grid).
+# -k auto without labels: the held-out likelihood over these k (a small grid),
+# on AUTO_FOLDS shuffled folds.
 AUTO_CANDIDATES = (2, 3, 4, 5, 6, 8, 10)
-AUTO_SUBSAMPLES = 4
+AUTO_FOLDS = 3
 
 FORMATS = ("auto", "folder", "csv", "tsv", "lines", "labeled-lines", "mat", "reuters")
 
@@ -72,7 +73,7 @@ Raw text is counted with scikit-learn's CountVectorizer (--stop-words,
 words, terms in more than half of the documents and numbers are dropped.  On a
 count matrix (mat, and the bundled corpus) the same options drop columns.
 The number of topics is by default the number of classes when the corpus has
-labels, else chosen by topic stability.  The NPMI coherence of each topic and
+labels, else by held-out likelihood.  The NPMI coherence of each topic and
 the topic diversity are printed with the topics.  Each document is assigned to
 its dominant topic (the argmax of P(z|d)); when the corpus has labels, the
 clustering accuracy (best one-to-one matching of topics to labels), NMI and
@@ -202,10 +203,10 @@ _OPTIONS = (
         "vocabulary",
         ("--stop-words",),
         dict(
-            choices=("auto", "english", "none"),
-            default="auto",
-            help="stop words to drop: scikit-learn's English list, or none; 'auto' "
-            "(default) means english for raw text, none for count matrices",
+            choices=("english", "none"),
+            default="english",
+            help="stop words to drop: scikit-learn's English list (default, for "
+            "raw text and for the terms of a count matrix), or none",
         ),
     ),
     (
@@ -269,8 +270,9 @@ _OPTIONS = (
             default="auto",
             metavar="K",
             help="number of topics, or 'auto' (default): the number of classes "
-            "when the corpus has labels, else chosen by topic stability over "
-            f"k = {', '.join(map(str, AUTO_CANDIDATES))} (the curve is printed)",
+            "when the corpus has labels, else the k of the best held-out "
+            f"likelihood among {', '.join(map(str, AUTO_CANDIDATES))} "
+            f"({AUTO_FOLDS}-fold; the curve is printed)",
         ),
     ),
     (
@@ -636,9 +638,7 @@ def _read_corpus(args):
 
 
 # ---------------------------------------------------------------- vocabulary
-def _stop_words(args, raw_text):
-    if args.stop_words == "auto":
-        return "english" if raw_text else None
+def _stop_words(args):
     return None if args.stop_words == "none" else args.stop_words
 
 
@@ -656,7 +656,7 @@ def _vectorize(corpus, args):
     """
     if corpus.docs is not None:
         vectorizer = CountVectorizer(
-            stop_words=_stop_words(args, raw_text=True),
+            stop_words=_stop_words(args),
             min_df=args.min_df,
             max_df=_max_df(args, raw_text=True),
             max_features=args.max_features,
@@ -697,7 +697,7 @@ def _column_filter(X, vocabulary, args):
     max_df = _max_df(args, raw_text=False)
     high = max_df if isinstance(max_df, int) else max_df * n
     keep &= (df >= low) & (df <= high)
-    stop = _stop_words(args, raw_text=False)
+    stop = _stop_words(args)
     if stop == "english":
         keep &= ~np.isin(vocabulary.astype(str), list(ENGLISH_STOP_WORDS))
     if args.max_features is not None and keep.sum() > args.max_features:
@@ -804,7 +804,7 @@ def _make_estimator(name, args, n_components, n_features):
 
 
 def _choose_n_components(corpus, X, args):
-    """``-k``: as given, the number of classes, or chosen by topic stability.
+    """``-k``: as given, the number of classes, or by held-out likelihood.
 
     Returns the number of topics and the selection (None unless chosen).
     """
@@ -814,30 +814,33 @@ def _choose_n_components(corpus, X, args):
         k = len(corpus.label_names)
         print(f"-k auto: {k} topics, one per class")
         return k, None
+    if args.estimator == "SimplexPLSA":
+        raise _CorpusError(
+            "-k auto on a corpus without labels needs a held-out likelihood, "
+            "which SimplexPLSA (real-valued data) has not; pass -k"
+        )
     candidates = [k for k in AUTO_CANDIDATES if k < X.shape[0]] or [1]
     if len(candidates) == 1:
         return candidates[0], None
     print(
-        f"-k auto: choosing among k = {', '.join(map(str, candidates))} by "
-        f"topic stability ({AUTO_SUBSAMPLES} subsamples of 80% of the documents)"
+        f"-k auto: choosing among k = {', '.join(map(str, candidates))} by the "
+        f"held-out log-likelihood per word ({AUTO_FOLDS} folds; see score)"
     )
     template = _make_estimator(args.estimator, args, candidates[0], X.shape[1])
     template.set_params(verbose=0)
-    if args.estimator == "SimplexPLSA":
-        template.set_params(svd_components="auto")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         selection = select_n_components(
             template,
             X,
             candidates,
-            n_subsamples=AUTO_SUBSAMPLES,
-            n_top=10,
+            method="held_out",
+            cv=AUTO_FOLDS,
             random_state=args.random_state,
         )
     for k, score in zip(selection.candidates, selection.scores, strict=True):
-        print(f"  k = {k:2d}: stability {score:.3f}")
-    print(f"-k auto: {selection.best_n_components} topics (the most stable)")
+        print(f"  k = {k:2d}: held-out log-likelihood per word {score:.4f}")
+    print(f"-k auto: {selection.best_n_components} topics (the best held-out score)")
     return int(selection.best_n_components), selection
 
 
