@@ -40,16 +40,22 @@ def jensen_shannon_distances(phi):
     out = np.zeros((k, k))
     for i in range(k):
         for j in range(i + 1, k):
-            p, q = phi[i], phi[j]
-            m = 0.5 * (p + q)
-            divergence = 0.5 * (_kl(p, m) + _kl(q, m))
-            out[i, j] = out[j, i] = np.sqrt(max(divergence, 0.0))
+            divergence = 0.5 * (
+                _kl_to_mean(phi[i], phi[j]) + _kl_to_mean(phi[j], phi[i])
+            )
+            out[i, j] = out[j, i] = np.sqrt(min(max(divergence, 0.0), 1.0))
     return out
 
 
-def _kl(p, m):
+def _kl_to_mean(p, q):
+    """``KL(p || (p + q) / 2)`` in bits, exact for subnormal probabilities.
+
+    Written as ``p (1 + log2 p - log2 (p + q))``: halving a subnormal ``p``
+    could round it to zero.
+    """
     mask = p > 0
-    return float(np.sum(p[mask] * np.log2(p[mask] / m[mask])))
+    pm = p[mask]
+    return float(np.sum(pm * (1.0 + np.log2(pm) - np.log2(pm + q[mask]))))
 
 
 def classical_scaling(distances, n_dims=2):

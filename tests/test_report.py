@@ -242,3 +242,14 @@ def test_report_in_headless_chromium(fitted, tmp_path):
     assert errors == []
     assert all(url.startswith("file://") for url in requests), requests
     assert Path(tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_jensen_shannon_distances_of_subnormal_probabilities():
+    # Halving a subnormal probability rounds it to zero: the distance must
+    # stay finite (Reuters-21578's topics have such terms).
+    tiny = np.nextafter(0, 1)
+    phi = np.array([[0.5, 0.5 - tiny, tiny], [0.0, 1.0, 0.0]])
+    D = jensen_shannon_distances(phi)
+    assert np.all(np.isfinite(D))
+    assert 0 < D[0, 1] <= 1
+    assert np.all(np.isfinite(classical_scaling(D)))
