@@ -543,11 +543,13 @@ def document_topics(model, X):
     Examples
     --------
     {{toy_counts}}
-    >>> from sklearn_topicfac import KLNMF
-    >>> from sklearn_topicfac.inspection import document_topics
-    >>> theta = document_topics(KLNMF(n_components=2, random_state=0).fit(X), X)
+    >>> from sklearn_topicfac import KLNMF, inspection
+    >>> klnmf = KLNMF(n_components=2, random_state=0).fit(X)
+    >>> theta = inspection.document_topics(klnmf, X)   # not transform's scale
     >>> theta.shape, bool(np.allclose(theta.sum(axis=1), 1))
     ((4, 2), True)
+    >>> bool(np.allclose(klnmf.transform(X).sum(axis=1), 1))
+    False
     """
     head, estimator = _fitted_estimator(model)
     return _doc_topic(head, estimator, X)[0]
