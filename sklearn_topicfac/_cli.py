@@ -923,6 +923,11 @@ def _run(args):
     if X.sum() == 0:
         raise _CorpusError(f"{corpus.name}: the documents contain no words")
 
+    if args.report and args.estimator == "SimplexPLSA":
+        raise _CorpusError(
+            "--report shows topic models of counts; SimplexPLSA's real-valued "
+            "bases have no word distributions to draw (choose another --estimator)"
+        )
     k, selection = _choose_n_components(corpus, X, args)
     estimator = _make_estimator(args.estimator, args, k, n_terms)
     _fit(estimator, X, args)
