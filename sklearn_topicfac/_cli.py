@@ -6,6 +6,7 @@ sklearn_topicfac``.  With no input it fits the bundled Classic3 corpus.
 
 import argparse
 import csv
+import io
 import sys
 import time
 import warnings
@@ -16,6 +17,7 @@ from pathlib import Path
 import joblib
 import numpy as np
 import scipy.sparse as sp
+from sklearn.compose import ColumnTransformer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.pipeline import make_pipeline
@@ -24,15 +26,25 @@ import sklearn_topicfac
 
 from . import __version__, estimators, fit_callback
 from .datasets import load_classic3, load_mat_corpus, load_reuters21578
-from .inspection import top_terms
-from .kernels import normalize_rows
-from .metrics import clustering_accuracy
+from .inspection import document_topics, top_terms, write_report
+from .metrics import clustering_accuracy, npmi_coherence, topic_diversity
+from .model_selection import select_n_components
 
 
 def _estimator_names():
     """The package's estimators by their public names (``__all__`` order)."""
     return tuple(estimators.__all__)
 
+
+# Text defaults, measured on WebKB4 and Reuters-21578 (docs/guide/cli.md):
+# terms in more than half of the documents are corpus-wide ("said",
+# "reuter"), and numbers alone ("000", "1986") are not topics.
+DEFAULT_MAX_DF = 0.5
+TOKEN_PATTERN = r"(?u)\b(?=\w*[^\W\d])\w\w+\b"
+# -k auto without labels: the held-out likelihood over these k (a small grid),
+# on AUTO_FOLDS shuffled folds.
+AUTO_CANDIDATES = (2, 3, 4, 5, 6, 8, 10)
+AUTO_FOLDS = 3
 
 FORMATS = ("auto", "folder", "csv", "tsv", "lines", "labeled-lines", "mat", "reuters")
 
@@ -57,11 +69,30 @@ Without INPUT, the bundled Classic3 corpus (3891 abstracts from the MEDLINE,
 CISI and CRANFIELD collections, with their collection as label) is used.
 
 Raw text is counted with scikit-learn's CountVectorizer (--stop-words,
---min-df, --max-df, --max-features); on a count matrix (mat, and the bundled
-corpus) the same options drop columns.  Each document is assigned to its
-dominant topic (the argmax of P(z|d)); when the corpus has labels, the
+--min-df, --max-df, --max-features, --token-pattern); by default English stop
+words, terms in more than half of the documents and numbers are dropped.  On a
+count matrix (mat, and the bundled corpus) the same options drop columns.
+The number of topics is by default the number of classes when the corpus has
+labels, else by held-out likelihood.  The NPMI coherence of each topic and
+the topic diversity are printed with the topics.  Each document is assigned to
+its dominant topic (the argmax of P(z|d)); when the corpus has labels, the
 clustering accuracy (best one-to-one matching of topics to labels), NMI and
 ARI against them are printed, with the majority label of each topic.
+
+To apply a saved model to new documents: topicfac apply MODEL INPUT
+--doc-topics FILE (see topicfac apply --help).
+"""
+
+_APPLY_DESCRIPTION = """\
+Apply a model saved by 'topicfac --save-model' to documents and write their
+topic proportions P(z|d) as CSV, the same file 'topicfac --doc-topics' writes
+for the same documents.  INPUT is read as by 'topicfac' (see topicfac --help).
+"""
+
+_APPLY_EPILOG = """\
+examples:
+  topicfac news/ --save-model news.joblib
+  topicfac apply news.joblib more_news/ --doc-topics more_news.csv
 """
 
 _EPILOG = """\
@@ -70,7 +101,9 @@ examples:
   topicfac --estimator PLSI -k 5 --top-terms 8
   topicfac my_texts/ -k 20 --estimator LDAVI --doc-topics topics.csv
   topicfac reviews.csv --text-column body --label-column stars -k 5
-  topicfac webkb-train-stemmed.txt -k 4 --save-model webkb.joblib
+  topicfac webkb-train-stemmed.txt --save-model webkb.joblib --report webkb.html
+  topicfac apply webkb.joblib webkb-test-stemmed.txt --doc-topics test.csv
+  topicfac latin1_texts/ --encoding latin-1 --stop-words none --max-df 1.0
   python -m sklearn_topicfac --max-iter 50 --random-state 1 --verbose
 
 exit status: 0 on success, 1 on a bad input (unreadable path, empty corpus,
@@ -113,6 +146,16 @@ def _document_frequency(text):
     return int(value) if ("." not in text and "e" not in text.lower()) else value
 
 
+def _n_components(text):
+    """``-k``: a positive integer or ``auto``."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} ({_INTEGER_OR_AUTO})") from None
+
+
 def _estimator_name(text):
     names = _estimator_names()
     for name in names:
@@ -123,136 +166,266 @@ def _estimator_name(text):
     )
 
 
-def _build_parser():
-    parser = _Parser(
-        prog="topicfac",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
+# The options, declared once as (group, flags, argparse keywords): the parser
+# is built from this table, so adding an option is adding a row.
+_INTEGER_OR_AUTO = "an integer, or 'auto'"
+_OPTIONS = (
+    (
+        "input",
+        ("--format",),
+        dict(
+            choices=FORMATS,
+            default="auto",
+            help="how to read INPUT (default: %(default)s, from the path)",
+        ),
+    ),
+    (
+        "input",
+        ("--text-column",),
+        dict(metavar="NAME", help="text column of a CSV/TSV file"),
+    ),
+    (
+        "input",
+        ("--label-column",),
+        dict(metavar="NAME", help="label column of a CSV/TSV file"),
+    ),
+    (
+        "input",
+        ("--encoding",),
+        dict(
+            default="utf-8",
+            metavar="CODEC",
+            help="text encoding of the input files (default: %(default)s; e.g. "
+            "latin-1); undecodable bytes are an error, never dropped",
+        ),
+    ),
+    (
+        "vocabulary",
+        ("--stop-words",),
+        dict(
+            choices=("english", "none"),
+            default="english",
+            help="stop words to drop: scikit-learn's English list (default, for "
+            "raw text and for the terms of a count matrix), or none",
+        ),
+    ),
+    (
+        "vocabulary",
+        ("--min-df",),
+        dict(
+            type=_document_frequency,
+            default=1,
+            metavar="X",
+            help="drop terms in fewer documents than this (an integer count, or a "
+            "proportion in [0, 1]; default: %(default)s)",
+        ),
+    ),
+    (
+        "vocabulary",
+        ("--max-df",),
+        dict(
+            type=_document_frequency,
+            default=None,
+            metavar="X",
+            help="drop terms in more documents than this (count or proportion; "
+            f"default: {DEFAULT_MAX_DF} for raw text, which removes corpus-wide "
+            "words, 1.0 for count matrices)",
+        ),
+    ),
+    (
+        "vocabulary",
+        ("--max-features",),
+        dict(
+            type=_positive_int, metavar="N", help="keep only the N most frequent terms"
+        ),
+    ),
+    (
+        "vocabulary",
+        ("--token-pattern",),
+        dict(
+            default=TOKEN_PATTERN,
+            metavar="REGEX",
+            help="what a term is in raw text (default: words of two or more "
+            "characters with at least one letter, so numbers alone are dropped; "
+            "scikit-learn's own is '(?u)\\b\\w\\w+\\b')",
+        ),
+    ),
+    (
+        "model",
+        ("--estimator",),
+        dict(
+            type=_estimator_name,
+            default="KLNMF",
+            metavar="NAME",
+            help=f"topic model to fit, one of {', '.join(_estimator_names())} "
+            "(case-insensitive; default: %(default)s); SimplexPLSA is fitted on "
+            "the K - 1 leading principal axes of the counts",
+        ),
+    ),
+    (
+        "model",
+        ("-k", "--n-components"),
+        dict(
+            type=_n_components,
+            default="auto",
+            metavar="K",
+            help="number of topics, or 'auto' (default): the number of classes "
+            "when the corpus has labels, else the k of the best held-out "
+            f"likelihood among {', '.join(map(str, AUTO_CANDIDATES))} "
+            f"({AUTO_FOLDS}-fold; the curve is printed)",
+        ),
+    ),
+    (
+        "model",
+        ("--max-iter",),
+        dict(
+            type=_positive_int,
+            metavar="N",
+            help="maximum number of iterations (default: the estimator's own)",
+        ),
+    ),
+    (
+        "model",
+        ("--random-state",),
+        dict(
+            type=int,
+            default=0,
+            metavar="SEED",
+            help="seed of the initialization (default: %(default)s)",
+        ),
+    ),
+    (
+        "output",
+        ("--top-terms",),
+        dict(
+            type=_positive_int,
+            default=10,
+            metavar="N",
+            help="number of terms printed per topic (default: %(default)s)",
+        ),
+    ),
+    (
+        "output",
+        ("--doc-topics",),
+        dict(
+            metavar="FILE",
+            help="write the document-topic matrix P(z|d) as CSV (one row per "
+            "document, its name or number first)",
+        ),
+    ),
+    (
+        "output",
+        ("--save-model",),
+        dict(
+            metavar="FILE",
+            help="write the fitted model with joblib (a pipeline from the input's "
+            "counts to the topics; 'topicfac apply' applies it to new documents)",
+        ),
+    ),
+    (
+        "output",
+        ("--report",),
+        dict(
+            metavar="FILE.html",
+            help="write a self-contained HTML report: top terms, coherence, "
+            "inter-topic distance map, document map, k-selection curve, scores",
+        ),
+    ),
+    (
+        "output",
+        ("--verbose",),
+        dict(
+            action="store_true",
+            help="let the estimator report its objective while fitting",
+        ),
+    ),
+)
+_PROGRESS = (
+    (
+        ("--progress",),
+        dict(
+            dest="progress",
+            action="store_true",
+            default=None,
+            help="show a progress bar on stderr while fitting (default: when "
+            "stderr is a terminal)",
+        ),
+    ),
+    (
+        ("--no-progress",),
+        dict(dest="progress", action="store_false", help="never show it"),
+    ),
+)
+_APPLY_OPTIONS = ("--format", "--text-column", "--label-column", "--encoding")
+
+
+def _new_parser(prog, description, epilog):
+    return _Parser(
+        prog=prog,
+        description=description,
+        epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def _add_options(parser, rows):
+    groups = {}
+    for group, flags, keywords in rows:
+        if group not in groups:
+            groups[group] = parser.add_argument_group(group)
+        groups[group].add_argument(*flags, **keywords)
+    return groups
+
+
+def _add_common_tail(parser, group):
+    group.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the full traceback of an error instead of one line",
+    )
+    group.add_argument("--version", action="version", version=_version())
+
+
+def _build_parser():
+    parser = _new_parser("topicfac", _DESCRIPTION, _EPILOG)
     parser.add_argument(
         "input",
         nargs="?",
         metavar="INPUT",
         help="corpus to read (see above); default: the bundled Classic3 corpus",
     )
-    data = parser.add_argument_group("input")
-    data.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="auto",
-        help="how to read INPUT (default: %(default)s, from the path)",
+    groups = _add_options(parser, _OPTIONS)
+    progress = groups["output"].add_mutually_exclusive_group()
+    for flags, keywords in _PROGRESS:
+        progress.add_argument(*flags, **keywords)
+    _add_common_tail(parser, groups["output"])
+    return parser
+
+
+def _build_apply_parser():
+    parser = _new_parser("topicfac apply", _APPLY_DESCRIPTION, _APPLY_EPILOG)
+    parser.add_argument("model", metavar="MODEL", help="a file of --save-model")
+    parser.add_argument(
+        "input",
+        nargs="?",
+        metavar="INPUT",
+        help="documents, in any form 'topicfac' reads; default: the bundled "
+        "Classic3 corpus",
     )
-    data.add_argument(
-        "--text-column", metavar="NAME", help="text column of a CSV/TSV file"
+    rows = [row for row in _OPTIONS if row[1][0] in _APPLY_OPTIONS]
+    rows.append(
+        (
+            "output",
+            ("--doc-topics",),
+            dict(
+                metavar="FILE",
+                required=True,
+                help="where to write the document-topic matrix P(z|d) (CSV)",
+            ),
+        )
     )
-    data.add_argument(
-        "--label-column", metavar="NAME", help="label column of a CSV/TSV file"
-    )
-    vec = parser.add_argument_group("vocabulary")
-    vec.add_argument(
-        "--stop-words",
-        choices=("auto", "english", "none"),
-        default="auto",
-        help="stop words to drop: scikit-learn's English list, or none; 'auto' "
-        "(default) means english for raw text, none for count matrices",
-    )
-    vec.add_argument(
-        "--min-df",
-        type=_document_frequency,
-        default=1,
-        metavar="X",
-        help="drop terms in fewer documents than this (an integer count, or a "
-        "proportion in [0, 1]; default: %(default)s)",
-    )
-    vec.add_argument(
-        "--max-df",
-        type=_document_frequency,
-        default=1.0,
-        metavar="X",
-        help="drop terms in more documents than this (count or proportion; "
-        "default: %(default)s)",
-    )
-    vec.add_argument(
-        "--max-features",
-        type=_positive_int,
-        metavar="N",
-        help="keep only the N most frequent terms",
-    )
-    model = parser.add_argument_group("model")
-    model.add_argument(
-        "--estimator",
-        type=_estimator_name,
-        default="KLNMF",
-        metavar="NAME",
-        help=f"topic model to fit, one of {', '.join(_estimator_names())} "
-        "(case-insensitive; default: %(default)s); SimplexPLSA is fitted on "
-        "the K - 1 leading principal axes of the counts",
-    )
-    model.add_argument(
-        "-k",
-        "--n-components",
-        type=_positive_int,
-        default=3,
-        metavar="K",
-        help="number of topics (default: %(default)s)",
-    )
-    model.add_argument(
-        "--max-iter",
-        type=_positive_int,
-        metavar="N",
-        help="maximum number of iterations (default: the estimator's own)",
-    )
-    model.add_argument(
-        "--random-state",
-        type=int,
-        default=0,
-        metavar="SEED",
-        help="seed of the initialization (default: %(default)s)",
-    )
-    out = parser.add_argument_group("output")
-    out.add_argument(
-        "--top-terms",
-        type=_positive_int,
-        default=10,
-        metavar="N",
-        help="number of terms printed per topic (default: %(default)s)",
-    )
-    out.add_argument(
-        "--doc-topics",
-        metavar="FILE",
-        help="write the document-topic matrix P(z|d) as CSV (one row per "
-        "document, its name or number first)",
-    )
-    out.add_argument(
-        "--save-model",
-        metavar="FILE",
-        help="write the fitted pipeline (vectorizer and estimator; the "
-        "estimator alone for count-matrix input) with joblib",
-    )
-    progress = out.add_mutually_exclusive_group()
-    progress.add_argument(
-        "--progress",
-        dest="progress",
-        action="store_true",
-        default=None,
-        help="show a progress bar on stderr while fitting (default: when "
-        "stderr is a terminal)",
-    )
-    progress.add_argument(
-        "--no-progress", dest="progress", action="store_false", help="never show it"
-    )
-    out.add_argument(
-        "--verbose",
-        action="store_true",
-        help="let the estimator report its objective while fitting",
-    )
-    out.add_argument(
-        "--debug",
-        action="store_true",
-        help="show the full traceback of an error instead of one line",
-    )
-    out.add_argument("--version", action="version", version=_version())
+    groups = _add_options(parser, rows)
+    _add_common_tail(parser, groups["output"])
     return parser
 
 
@@ -283,18 +456,28 @@ def _numbered_corpus(path, docs, labels=None):
     return _Corpus(f"{path}", docs=docs, labels=codes, label_names=names, doc_ids=ids)
 
 
-def _detect_format(path):
+def _read_text(path, encoding):
+    """The text of a file; undecodable bytes are a one-line error, never lost."""
+    try:
+        return path.read_bytes().decode(encoding)
+    except LookupError:
+        raise _CorpusError(f"unknown --encoding {encoding!r}") from None
+    except UnicodeDecodeError as exc:
+        raise _CorpusError(
+            f"{path}: byte {exc.object[exc.start]:#04x} at offset {exc.start} is "
+            f"not valid {encoding}; pass the file's encoding with --encoding "
+            "(e.g. --encoding latin-1)"
+        ) from None
+
+
+def _detect_format(path, encoding):
     if path.is_dir():
         return "reuters" if any(path.glob("reut2-*.sgm")) else "folder"
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv", ".mat"):
         return suffix[1:]
     if suffix == ".txt":
-        lines = [
-            line
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
-            if line.strip()
-        ]
+        lines = [x for x in _read_text(path, encoding).splitlines() if x.strip()]
         return "labeled-lines" if lines and all("\t" in x for x in lines) else "lines"
     raise _CorpusError(
         f"cannot tell the format of {path} from its name; pass --format "
@@ -307,12 +490,12 @@ def _encode(labels):
     return codes.astype(np.int64), names
 
 
-def _read_folder(path):
+def _read_folder(path, encoding):
     files = sorted(p for p in path.rglob("*.txt") if p.is_file())
     if not files:
         raise _CorpusError(f"no .txt files in the folder {path}")
     relative = [p.relative_to(path) for p in files]
-    docs = [p.read_text(encoding="utf-8", errors="replace") for p in files]
+    docs = [_read_text(p, encoding) for p in files]
     labels = label_names = None
     if all(len(r.parts) > 1 for r in relative):
         labels, label_names = _encode([r.parts[0] for r in relative])
@@ -325,32 +508,32 @@ def _read_folder(path):
     )
 
 
-def _read_table(path, delimiter, text_column, label_column):
+def _read_table(path, delimiter, text_column, label_column, encoding):
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
-        reader = csv.DictReader(fh, delimiter=delimiter)
-        columns = reader.fieldnames or []
-        if not columns:
-            raise _CorpusError(f"{path} is empty: expected a header row")
-        if text_column is None:
-            if "text" in columns:
-                text_column = "text"
-            elif len(columns) == 1:
-                text_column = columns[0]
-            else:
-                raise _CorpusError(
-                    f"{path}: which column holds the text? pass --text-column "
-                    f"(columns: {', '.join(columns)})"
-                )
-        if label_column is None and "label" in columns and text_column != "label":
-            label_column = "label"
-        for role, column in (("text", text_column), ("label", label_column)):
-            if column is not None and column not in columns:
-                raise _CorpusError(
-                    f"{path} has no {role} column {column!r} "
-                    f"(columns: {', '.join(columns)})"
-                )
-        rows = list(reader)
+    text = _read_text(path, encoding)
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    columns = reader.fieldnames or []
+    if not columns:
+        raise _CorpusError(f"{path} is empty: expected a header row")
+    if text_column is None:
+        if "text" in columns:
+            text_column = "text"
+        elif len(columns) == 1:
+            text_column = columns[0]
+        else:
+            raise _CorpusError(
+                f"{path}: which column holds the text? pass --text-column "
+                f"(columns: {', '.join(columns)})"
+            )
+    if label_column is None and "label" in columns and text_column != "label":
+        label_column = "label"
+    for role, column in (("text", text_column), ("label", label_column)):
+        if column is not None and column not in columns:
+            raise _CorpusError(
+                f"{path} has no {role} column {column!r} "
+                f"(columns: {', '.join(columns)})"
+            )
+    rows = list(reader)
     if not rows:
         raise _CorpusError(f"{path} holds no documents (only a header row)")
     docs = [row[text_column] or "" for row in rows]
@@ -360,17 +543,17 @@ def _read_table(path, delimiter, text_column, label_column):
     return _numbered_corpus(path, docs, labels)
 
 
-def _read_lines(path):
-    text = path.read_text(encoding="utf-8", errors="replace")
+def _read_lines(path, encoding):
+    text = _read_text(path, encoding)
     docs = [line for line in text.splitlines() if line.strip()]
     if not docs:
         raise _CorpusError(f"{path} holds no documents (no non-empty line)")
     return _numbered_corpus(path, docs)
 
 
-def _read_labeled_lines(path):
+def _read_labeled_lines(path, encoding):
     labels, docs = [], []
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = _read_text(path, encoding)
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -433,47 +616,58 @@ def _read_corpus(args):
     path = Path(args.input)
     if not path.exists():
         raise _CorpusError(f"no such file or folder: {path}")
-    fmt = _detect_format(path) if args.format == "auto" else args.format
+    fmt = _detect_format(path, args.encoding) if args.format == "auto" else args.format
     if fmt in ("folder", "reuters") and not path.is_dir():
         raise _CorpusError(f"--format {fmt} needs a folder, but {path} is a file")
     if fmt not in ("folder", "reuters") and path.is_dir():
         raise _CorpusError(f"--format {fmt} needs a file, but {path} is a folder")
     if fmt == "folder":
-        return _read_folder(path)
+        return _read_folder(path, args.encoding)
     if fmt in ("csv", "tsv"):
         delimiter = "," if fmt == "csv" else "\t"
-        return _read_table(path, delimiter, args.text_column, args.label_column)
+        return _read_table(
+            path, delimiter, args.text_column, args.label_column, args.encoding
+        )
     if fmt == "lines":
-        return _read_lines(path)
+        return _read_lines(path, args.encoding)
     if fmt == "labeled-lines":
-        return _read_labeled_lines(path)
+        return _read_labeled_lines(path, args.encoding)
     if fmt == "mat":
         return _read_mat(path)
     return _read_reuters(path)
 
 
 # ---------------------------------------------------------------- vocabulary
-def _stop_words(args, raw_text):
-    if args.stop_words == "auto":
-        return "english" if raw_text else None
+def _stop_words(args):
     return None if args.stop_words == "none" else args.stop_words
 
 
+def _max_df(args, raw_text):
+    if args.max_df is None:
+        return DEFAULT_MAX_DF if raw_text else 1.0
+    return args.max_df
+
+
 def _vectorize(corpus, args):
-    """Counts of the corpus; the fitted vectorizer (None for count input)."""
+    """Counts of the corpus, their terms, and what makes them from the input.
+
+    The last is the fitted vectorizer for raw text; for a count matrix, a
+    fitted column selection when the options drop columns, else None.
+    """
     if corpus.docs is not None:
         vectorizer = CountVectorizer(
-            stop_words=_stop_words(args, raw_text=True),
+            stop_words=_stop_words(args),
             min_df=args.min_df,
-            max_df=args.max_df,
+            max_df=_max_df(args, raw_text=True),
             max_features=args.max_features,
+            token_pattern=args.token_pattern,
         )
         try:
             X = vectorizer.fit_transform(corpus.docs)
         except ValueError as exc:
             raise _CorpusError(
                 f"{corpus.name}: no term left to count ({exc}); check the input, "
-                "or relax --stop-words / --min-df / --max-df"
+                "or relax --stop-words / --min-df / --max-df / --token-pattern"
             ) from None
         vocabulary = np.asarray(vectorizer.get_feature_names_out(), dtype=object)
         return X.astype(np.float64).tocsr(), vocabulary, vectorizer
@@ -481,14 +675,17 @@ def _vectorize(corpus, args):
     if vocabulary is None:
         vocabulary = np.asarray([f"term{j}" for j in range(X.shape[1])], dtype=object)
     keep = _column_filter(X, vocabulary, args)
-    if keep is not None:
-        X, vocabulary = X[:, keep], vocabulary[keep]
-        if X.shape[1] == 0:
-            raise _CorpusError(
-                f"{corpus.name}: no term left after --stop-words / --min-df / "
-                "--max-df / --max-features"
-            )
-    return X, vocabulary, None
+    if keep is None:
+        return X, vocabulary, None
+    if not keep.any():
+        raise _CorpusError(
+            f"{corpus.name}: no term left after --stop-words / --min-df / "
+            "--max-df / --max-features"
+        )
+    columns = ColumnTransformer(
+        [("terms", "passthrough", np.flatnonzero(keep))], sparse_threshold=1.0
+    ).fit(X)
+    return sp.csr_matrix(columns.transform(X)), vocabulary[keep], columns
 
 
 def _column_filter(X, vocabulary, args):
@@ -497,9 +694,10 @@ def _column_filter(X, vocabulary, args):
     df = np.bincount(X.nonzero()[1], minlength=X.shape[1])
     keep = np.ones(X.shape[1], dtype=bool)
     low = args.min_df if isinstance(args.min_df, int) else args.min_df * n
-    high = args.max_df if isinstance(args.max_df, int) else args.max_df * n
+    max_df = _max_df(args, raw_text=False)
+    high = max_df if isinstance(max_df, int) else max_df * n
     keep &= (df >= low) & (df <= high)
-    stop = _stop_words(args, raw_text=False)
+    stop = _stop_words(args)
     if stop == "english":
         keep &= ~np.isin(vocabulary.astype(str), list(ENGLISH_STOP_WORDS))
     if args.max_features is not None and keep.sum() > args.max_features:
@@ -543,37 +741,56 @@ class _ProgressBar:
         self.stream.flush()
 
 
+def _runs(estimator):
+    """How many times ``fit`` may run the fit loop, each up to ``max_iter``.
+
+    HybridNMFPLSI runs the loop once per phase (``2 * n_rounds``); the
+    others once per start (``n_init``) and once per split-merge move.
+    """
+    n_rounds = getattr(estimator, "n_rounds", None)
+    if n_rounds:
+        return 2 * n_rounds
+    return getattr(estimator, "n_init", 1) + getattr(estimator, "split_merge", 0)
+
+
+class _IterationCount:
+    """The iterations of every run of the fit loop, counted by the fit callback."""
+
+    def __init__(self, bar=None):
+        self.count, self.bar = 0, bar
+
+    def __call__(self, info):
+        self.count += 1
+        if self.bar is not None:
+            self.bar.update()
+
+
 @contextmanager
 def _progress(estimator, enabled, stream):
-    """Show a progress bar while ``estimator`` fits, fed by the fit callback.
+    """Count the iterations while ``estimator`` fits; show a bar if ``enabled``.
 
-    Every iteration of every run of the fit loop advances the bar (an epoch
-    for LDAVI).  HybridNMFPLSI runs the loop once per phase, so its bar
-    counts up to ``2 * n_rounds * max_iter`` and usually stops short of it;
-    LDAVI runs it once per start (``n_init``) and once per split-merge move,
-    so its bar counts up to ``(n_init + split_merge) * max_iter`` and also
-    usually stops short; SimplexPLSA's bar counts its PLSA step.
+    Every iteration of every run of the fit loop advances the count (an
+    epoch for LDAVI), so the bar counts up to ``runs * max_iter`` (see
+    :func:`_runs`) and usually stops short of it, at the number of
+    iterations the header line after the fit reports; SimplexPLSA's bar
+    counts its PLSA step.
     """
-    if not enabled:
-        yield
-        return
-    max_iter = getattr(estimator, "max_iter", 0)
-    runs = getattr(estimator, "n_init", 1) + getattr(estimator, "split_merge", 0)
-    n_rounds = getattr(estimator, "n_rounds", None)
-    total = 2 * n_rounds * max_iter if n_rounds else runs * max_iter
+    total = _runs(estimator) * (getattr(estimator, "max_iter", 0) or 0)
     bar = _ProgressBar(f"[{type(estimator).__name__}]", total, stream)
+    counter = _IterationCount(bar if enabled else None)
     try:
-        with fit_callback(lambda info: bar.update()):
-            yield
+        with fit_callback(counter):
+            yield counter
     finally:
-        bar.close()
+        if enabled:
+            bar.close()
 
 
 # ---------------------------------------------------------------------- run
-def _make_estimator(name, args, n_features):
+def _make_estimator(name, args, n_components, n_features):
     Estimator = getattr(sklearn_topicfac, name)
     params = dict(
-        n_components=args.n_components,
+        n_components=n_components,
         random_state=args.random_state,
         verbose=int(args.verbose),
     )
@@ -582,19 +799,58 @@ def _make_estimator(name, args, n_features):
     if name == "SimplexPLSA":
         # k vertices enclose data on k - 1 principal axes; the paper's
         # n_features - 1 axes would make a T of n_features^2 for text.
-        params["svd_components"] = max(1, min(args.n_components - 1, n_features))
+        params["svd_components"] = max(1, min(n_components - 1, n_features))
     return Estimator(**params)
 
 
-def _document_topics(estimator, X):
-    """``P(z|d)`` for the training documents, rows summing to one."""
-    if hasattr(estimator, "topic_proportions"):
-        return np.asarray(estimator.topic_proportions(X), dtype=np.float64)
-    return normalize_rows(np.asarray(estimator.transform(X), dtype=np.float64))[0]
+def _choose_n_components(corpus, X, args):
+    """``-k``: as given, the number of classes, or by held-out likelihood.
+
+    Returns the number of topics and the selection (None unless chosen).
+    """
+    if args.n_components != "auto":
+        return args.n_components, None
+    if corpus.labels is not None and len(corpus.label_names) >= 1:
+        k = len(corpus.label_names)
+        print(f"-k auto: {k} topics, one per class")
+        return k, None
+    if args.estimator == "SimplexPLSA":
+        raise _CorpusError(
+            "-k auto on a corpus without labels needs a held-out likelihood, "
+            "which SimplexPLSA (real-valued data) has not; pass -k"
+        )
+    candidates = [k for k in AUTO_CANDIDATES if k < X.shape[0]] or [1]
+    if len(candidates) == 1:
+        return candidates[0], None
+    print(
+        f"-k auto: choosing among k = {', '.join(map(str, candidates))} by the "
+        f"held-out log-likelihood per word ({AUTO_FOLDS} folds; see score)"
+    )
+    template = _make_estimator(args.estimator, args, candidates[0], X.shape[1])
+    template.set_params(verbose=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        selection = select_n_components(
+            template,
+            X,
+            candidates,
+            method="held_out",
+            cv=AUTO_FOLDS,
+            random_state=args.random_state,
+        )
+    for k, score in zip(selection.candidates, selection.scores, strict=True):
+        print(f"  k = {k:2d}: held-out log-likelihood per word {score:.4f}")
+    print(f"-k auto: {selection.best_n_components} topics (the best held-out score)")
+    return int(selection.best_n_components), selection
 
 
-def _print_topics(estimator, vocabulary, n_top):
-    print(top_terms(estimator, vocabulary, n_top=n_top))
+def _print_quality(estimator, X, n_top):
+    """NPMI coherence of each topic, its mean, and the topic diversity."""
+    npmi = npmi_coherence(estimator, X, n_top=n_top)
+    cells = " ".join(f"{z}:{v:+.3f}" for z, v in enumerate(npmi))
+    print(f"NPMI coherence (top {n_top} terms) per topic: {cells}")
+    diversity = topic_diversity(estimator, n_top=n_top)
+    print(f"mean NPMI coherence: {npmi.mean():+.3f}; topic diversity: {diversity:.3f}")
 
 
 def _print_clustering(corpus, clusters, k):
@@ -615,18 +871,47 @@ def _print_clustering(corpus, clusters, k):
     print(f"ARI vs labels: {adjusted_rand_score(y, clusters):.3f}")
 
 
-def _write_doc_topics(path, corpus, theta):
+def _corpus_input(corpus):
+    """What the saved model takes: the raw documents, or the count matrix."""
+    return corpus.docs if corpus.docs is not None else corpus.X
+
+
+def _write_doc_topics(path, corpus, model):
+    """The documents' ``P(z|d)`` from the model's public API, as CSV."""
+    theta = document_topics(model, _corpus_input(corpus))
     ids = corpus.doc_ids or [str(i) for i in range(1, theta.shape[0] + 1)]
     with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(["document", *[f"topic{z}" for z in range(theta.shape[1])]])
         for doc_id, row in zip(ids, theta, strict=True):
             writer.writerow([doc_id, *[f"{v:.6g}" for v in row]])
+    print(f"document-topic matrix written to {path}")
+    return theta
+
+
+def _fit(estimator, X, args):
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with _progress(estimator, show and not args.verbose, sys.stderr) as counter:
+            estimator.fit(X)
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        print(f"topicfac: warning: {' '.join(message.split())}", file=sys.stderr)
+    elapsed = time.perf_counter() - start
+    max_iter = getattr(estimator, "max_iter", args.max_iter)
+    n_iter = getattr(estimator, "n_iter_", None)
+    print(
+        f"{args.estimator} with {estimator.n_components} topics, max_iter="
+        f"{max_iter}, random_state={args.random_state}: fitted in {elapsed:.2f} s, "
+        f"{counter.count} iterations over up to {_runs(estimator)} runs of at "
+        f"most max_iter each (n_iter_={n_iter}: the kept run's)"
+    )
 
 
 def _run(args):
     corpus = _read_corpus(args)
-    X, vocabulary, vectorizer = _vectorize(corpus, args)
+    X, vocabulary, head = _vectorize(corpus, args)
     n_docs, n_terms = X.shape
     labels = ""
     if corpus.labels is not None:
@@ -638,36 +923,78 @@ def _run(args):
     if X.sum() == 0:
         raise _CorpusError(f"{corpus.name}: the documents contain no words")
 
-    estimator = _make_estimator(args.estimator, args, n_terms)
-    show = sys.stderr.isatty() if args.progress is None else args.progress
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with _progress(estimator, show and not args.verbose, sys.stderr):
-            estimator.fit(X)
-    for message in dict.fromkeys(str(w.message) for w in caught):
-        print(f"topicfac: warning: {' '.join(message.split())}", file=sys.stderr)
-    elapsed = time.perf_counter() - start
-    print(
-        f"{args.estimator} with {args.n_components} topics, "
-        f"max_iter={getattr(estimator, 'max_iter', args.max_iter)}, "
-        f"random_state={args.random_state}: fitted in {elapsed:.2f} s"
-    )
-    _print_topics(estimator, vocabulary, min(args.top_terms, n_terms))
-
-    theta = _document_topics(estimator, X)
-    if corpus.labels is not None:
-        _print_clustering(corpus, theta.argmax(axis=1), args.n_components)
-    if args.doc_topics:
-        _write_doc_topics(args.doc_topics, corpus, theta)
-        print(f"document-topic matrix written to {args.doc_topics}")
-    if args.save_model:
-        model = (
-            estimator if vectorizer is None else make_pipeline(vectorizer, estimator)
+    if args.report and args.estimator == "SimplexPLSA":
+        raise _CorpusError(
+            "--report shows topic models of counts; SimplexPLSA's real-valued "
+            "bases have no word distributions to draw (choose another --estimator)"
         )
+    k, selection = _choose_n_components(corpus, X, args)
+    estimator = _make_estimator(args.estimator, args, k, n_terms)
+    _fit(estimator, X, args)
+    n_top = min(args.top_terms, n_terms)
+    print(top_terms(estimator, vocabulary, n_top=n_top))
+    if hasattr(estimator, "topic_proportions"):
+        _print_quality(estimator, X, n_top)
+
+    model = estimator if head is None else make_pipeline(head, estimator)
+    theta = document_topics(estimator, X)
+    if corpus.labels is not None:
+        _print_clustering(corpus, theta.argmax(axis=1), k)
+    if args.doc_topics:
+        _write_doc_topics(args.doc_topics, corpus, model)
+    if args.save_model:
         joblib.dump(model, args.save_model)
         print(f"model written to {args.save_model}")
+    if args.report:
+        write_report(
+            estimator,
+            X,
+            vocabulary,
+            args.report,
+            labels=None if corpus.labels is None else corpus.label_names[corpus.labels],
+            selection=selection,
+            title=f"{args.estimator} on {corpus.name}",
+        )
+        print(f"report written to {args.report}")
     return 0
+
+
+def _apply(args):
+    try:
+        model = joblib.load(args.model)
+    except FileNotFoundError:
+        raise _CorpusError(f"no such model file: {args.model}") from None
+    except Exception as exc:
+        raise _CorpusError(
+            f"{args.model} is not a model saved by topicfac --save-model ({exc})"
+        ) from None
+    corpus = _read_corpus(args)
+    data = _corpus_input(corpus)
+    print(f"{corpus.name}: {len(corpus.doc_ids or range(_n_rows(data)))} documents")
+    _write_doc_topics(args.doc_topics, corpus, model)
+    return 0
+
+
+def _n_rows(data):
+    return data.shape[0] if hasattr(data, "shape") else len(data)
+
+
+def _main(parser, command, argv):
+    args = parser.parse_args(argv)
+    try:
+        return command(args)
+    except KeyboardInterrupt:
+        print(f"\n{parser.prog}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # one line, not a traceback (unless --debug)
+        if args.debug:
+            raise
+        kind = (
+            "" if isinstance(exc, (ValueError, OSError)) else f"{type(exc).__name__}: "
+        )
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"{parser.prog}: error: {kind}{message}", file=sys.stderr)
+        return 1
 
 
 def main(argv=None):
@@ -683,22 +1010,11 @@ def main(argv=None):
     -------
     status : int
         0 on success, 1 when the input cannot be used (the reason is printed
-        as one line on stderr).  Invalid arguments print a one-line error and
+        as one line on stderr).  ``["apply", MODEL, INPUT, ...]`` runs
+        ``topicfac apply``.  Invalid arguments print a one-line error and
         raise :class:`SystemExit` with status 2.
     """
-    parser = _build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return _run(args)
-    except KeyboardInterrupt:
-        print(f"\n{parser.prog}: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # one line, not a traceback (unless --debug)
-        if args.debug:
-            raise
-        kind = (
-            "" if isinstance(exc, (ValueError, OSError)) else f"{type(exc).__name__}: "
-        )
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"{parser.prog}: error: {kind}{message}", file=sys.stderr)
-        return 1
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["apply"]:
+        return _main(_build_apply_parser(), _apply, argv[1:])
+    return _main(_build_parser(), _run, argv)

@@ -84,10 +84,11 @@ y : Ignored
 >>> import numpy as np
 >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])""",
     "criterion_arguments": """\
-estimator : fitted topic model of count data
+estimator : fitted topic model of count data, or Pipeline ending in one
     Any estimator of the package except :class:`SimplexPLSA`.
 X : {array-like, sparse matrix} of shape (n_documents, n_features)
-    The corpus the model was fitted on.""",
+    The corpus the model was fitted on (raw documents for a pipeline that
+    starts with a vectorizer).""",
     "labelings": """\
 labels_true : array-like of shape (n_samples,)
     Ground-truth class labels.

@@ -9,7 +9,11 @@ passed through them, so raw text can be given where documents are expected.
 - :func:`top_terms` -- the heaviest terms of each topic with their
   probabilities, as a :class:`TopTerms` table (``print`` it, or
   ``.to_frame()`` for a pandas DataFrame);
+- :func:`document_topics` -- the documents' topic proportions
+  :math:`P(z \\mid d)`, from raw text through a pipeline;
 - :func:`to_pyldavis` -- the keyword arguments of ``pyLDAvis.prepare``;
+- :func:`write_report` -- a self-contained HTML report (top terms,
+  coherence, inter-topic distance map, document map), no extra needed;
 - :func:`plot_top_terms`, :func:`plot_loss_history`,
   :func:`plot_document_map` -- matplotlib figures (``pip install
   "sklearn-topicfac[plot]"``).
@@ -17,23 +21,29 @@ passed through them, so raw text can be given where documents are expected.
 pandas and matplotlib are imported only by the functions that need them.
 """
 
+from pathlib import Path
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from . import _report
 from ._docstrings import fill_doc
 from ._optional import pyplot
 from ._validation import to_csr
 from .kernels import normalize_rows
+from .metrics import clustering_scores, npmi_coherence, topic_diversity
 
 __all__ = [
     "TopTerms",
+    "document_topics",
     "plot_document_map",
     "plot_loss_history",
     "plot_top_terms",
     "to_pyldavis",
     "top_terms",
+    "write_report",
 ]
 
 
@@ -504,3 +514,180 @@ def plot_document_map(model, X, *, labels=None, feature_names=None, ax=None):
     ax.set_ylim(-1.3, 1.3)
     ax.set_axis_off()
     return ax
+
+
+# ------------------------------------------------------- document topics
+@fill_doc
+def document_topics(model, X):
+    """Topic proportions :math:`P(z \\mid d)` of documents, rows summing to one.
+
+    The estimator's public ``topic_proportions`` (``transform`` for
+    :class:`~sklearn_topicfac.SimplexPLSA`, whose weights lie on the simplex
+    already), after the pipeline's preprocessing: a fitted pipeline and raw
+    documents, or an estimator and counts.  The same documents always give
+    the same numbers, so a model saved with joblib and loaded again
+    reproduces them exactly.
+
+    Parameters
+    ----------
+    model : fitted estimator, or Pipeline ending in one
+        The topic model.
+    X : {array-like, sparse matrix} of shape (n_documents, n_features), or raw documents
+        The documents (raw documents for a pipeline starting with a
+        vectorizer).
+
+    Returns
+    -------
+    theta : ndarray of shape (n_documents, n_topics), dtype float64
+
+    Examples
+    --------
+    {{toy_counts}}
+    >>> from sklearn_topicfac import KLNMF, inspection
+    >>> klnmf = KLNMF(n_components=2, random_state=0).fit(X)
+    >>> theta = inspection.document_topics(klnmf, X)   # not transform's scale
+    >>> theta.shape, bool(np.allclose(theta.sum(axis=1), 1))
+    ((4, 2), True)
+    >>> bool(np.allclose(klnmf.transform(X).sum(axis=1), 1))
+    False
+    """
+    head, estimator = _fitted_estimator(model)
+    return _doc_topic(head, estimator, X)[0]
+
+
+# ---------------------------------------------------------------- report
+@fill_doc
+def write_report(
+    estimator,
+    X,
+    vectorizer,
+    path,
+    labels=None,
+    *,
+    selection=None,
+    title=None,
+    n_top=10,
+    max_documents=2000,
+    random_state=0,
+):
+    """Write a self-contained HTML report of a fitted topic model.
+
+    One file with inline CSS, SVG and JavaScript (no network, nothing to
+    install) that shows:
+
+    - per topic, its ``n_top`` terms as bars of their weights
+      :math:`P(w \\mid z)`, its size (documents whose dominant topic it
+      is), its share of the words and its NPMI coherence
+      (:func:`~sklearn_topicfac.metrics.npmi_coherence` on ``X``);
+    - the mean coherence and the topic diversity
+      (:func:`~sklearn_topicfac.metrics.topic_diversity`), and, with
+      ``labels``, the clustering scores of the dominant topics
+      (:func:`~sklearn_topicfac.metrics.clustering_scores`);
+    - an inter-topic distance map as pyLDAvis draws it: the Jensen-Shannon
+      distances between the topics' word distributions, placed in 2-D by
+      classical scaling (PCoA), each topic a circle whose area is its share
+      of the words, :math:`\\sum_d |d| P(z \\mid d) / \\sum_d |d|`;
+    - a document map: the documents' :math:`P(z \\mid d)` projected on their
+      two principal axes, coloured by dominant topic (and by label, with a
+      switch, when ``labels`` are given); above ``max_documents`` documents,
+      a uniform random sample of ``max_documents`` is drawn (the page says
+      so);
+    - the k-selection curve, when ``selection`` is given.
+
+    Clicking a topic (its circle or its card) highlights its documents and
+    its terms.
+
+    Parameters
+    ----------
+    estimator : fitted topic model of counts, or a Pipeline ending in one
+        SimplexPLSA's real-valued data have no report.
+    X : sparse matrix, array-like or raw documents, (n_documents, n_features)
+        Usually the training corpus; raw documents when ``estimator`` is a
+        pipeline starting with a vectorizer.
+    vectorizer : fitted vectorizer, array-like of str, or None
+        The vocabulary (see :func:`top_terms`); ``None`` reads it off the
+        pipeline.
+    path : str or path-like
+        The HTML file to write (UTF-8).
+    labels : array-like of shape (n_documents,) or None, default=None
+        The documents' classes, for the colours and the clustering scores.
+    selection : NComponentsSelection or None, default=None
+        The result of
+        :func:`~sklearn_topicfac.model_selection.select_n_components` that
+        chose k, drawn as a curve.
+    title : str or None, default=None
+        The page title; by default the estimator's class name.
+    n_top : int, default=10
+        Terms shown per topic (and used for coherence and diversity).
+    max_documents : int, default=2000
+        At most this many documents on the document map.
+    random_state : int, default=0
+        Seed of the document sample.
+
+    Returns
+    -------
+    path : pathlib.Path
+        The file written.
+
+    Examples
+    --------
+    {{toy_counts}}
+    >>> import tempfile, pathlib
+    >>> from sklearn_topicfac import PLSI
+    >>> from sklearn_topicfac.inspection import write_report
+    >>> model = PLSI(n_components=2, random_state=0).fit(X)
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "report.html"
+    >>> page = write_report(model, X, ["cat", "dog", "stock", "bond"], out)
+    >>> text = page.read_text(encoding="utf-8")
+    >>> text.count("class='topic-card'"), "http" in text
+    (2, False)
+    """
+    data = to_pyldavis(estimator, X, vectorizer)
+    phi, theta = data["topic_term_dists"], data["doc_topic_dists"]
+    lengths = data["doc_lengths"]
+    n_docs, k = theta.shape
+    table = top_terms(estimator, vectorizer, n_top=n_top)
+    counts = _as_counts(_split_model(estimator)[0], X)
+    _, model = _fitted_estimator(estimator)
+    coherence = npmi_coherence(model, counts, n_top=n_top)
+    dominant = theta.argmax(axis=1)
+    prevalence = (lengths @ theta) / max(float(lengths.sum()), 1e-300)
+    if labels is not None:
+        labels = np.asarray(labels)
+        if labels.shape != (n_docs,):
+            raise ValueError(
+                f"labels has shape {labels.shape} but X has {n_docs} documents; "
+                "pass one label per document."
+            )
+    if not (isinstance(max_documents, (int, np.integer)) and max_documents >= 1):
+        raise ValueError(
+            f"max_documents must be a positive integer, got {max_documents!r}."
+        )
+    rows = np.arange(n_docs)
+    if n_docs > max_documents:
+        rng = np.random.RandomState(random_state)
+        rows = np.sort(rng.choice(n_docs, size=max_documents, replace=False))
+    page = _report.render(
+        title=title or type(model).__name__,
+        summary=(
+            f"{type(model).__name__}: {k} topics, {n_docs} documents x "
+            f"{phi.shape[1]} terms, {int(lengths.sum())} tokens"
+        ),
+        terms=table.terms,
+        weights=table.weights,
+        sizes=np.bincount(dominant, minlength=k),
+        prevalence=prevalence,
+        coherence=coherence,
+        diversity=topic_diversity(model, n_top=n_top),
+        topic_xy=_report.classical_scaling(_report.jensen_shannon_distances(phi)),
+        doc_xy=_report.principal_plane(theta[rows]),
+        doc_topics=dominant[rows],
+        doc_labels=None if labels is None else labels[rows],
+        n_documents=n_docs,
+        max_documents=max_documents,
+        scores=None if labels is None else clustering_scores(labels, dominant),
+        selection=_report.selection_payload(selection),
+    )
+    path = Path(path)
+    path.write_text(page, encoding="utf-8")
+    return path

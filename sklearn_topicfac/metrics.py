@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from scipy.stats import chi2 as chi2_distribution
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ._docstrings import fill_doc
@@ -330,12 +331,26 @@ def clustering_scores(labels_true, labels_pred):
 
 
 # ------------------------------------------------------------ topic quality
+def _unpipe(model, X=None):
+    """A Pipeline's last step, and ``X`` through the steps before it.
+
+    Anything else is returned as it is: the metrics take a fitted estimator,
+    a Pipeline ending in one (with raw documents for a vectorizer), or arrays.
+    """
+    if not isinstance(model, Pipeline):
+        return model, X
+    if X is not None and len(model.steps) > 1:
+        X = model[:-1].transform(X)
+    return model[-1], X
+
+
 def _topic_weights(components):
     """Validated ``(n_topics, n_features)`` topic-term weights.
 
-    Accepts the weights themselves or a fitted estimator with ``components_``.
+    Accepts the weights themselves, a fitted estimator with ``components_``,
+    or a Pipeline ending in one.
     """
-    weights = getattr(components, "components_", components)
+    weights = getattr(_unpipe(components)[0], "components_", components)
     weights = np.asarray(weights, dtype=np.float64)
     if weights.ndim != 2 or 0 in weights.shape:
         raise ValueError(
@@ -385,6 +400,7 @@ def _co_document_frequencies(B, top):
 
 def _top_terms_and_occurrences(components, X, n_top):
     """Each topic's top terms and the documents' term occurrence matrix."""
+    components, X = _unpipe(components, X)
     weights = _topic_weights(components)
     top = _top_term_indices(weights, n_top)
     return top, _document_occurrence(X, weights.shape[1])
@@ -412,8 +428,10 @@ def umass_coherence(components, X, *, n_top=10, eps=1.0):
 
     Parameters
     ----------
-    components : array-like of shape (n_topics, n_features) or fitted estimator
-        Topic-term weights (e.g. ``components_``); only their order matters.
+    components : array-like of shape (n_topics, n_features), estimator or Pipeline
+        Topic-term weights (e.g. ``components_``), or a fitted model or a
+        Pipeline ending in one (then ``X`` may be raw documents: it is
+        passed through the steps before the model); only the order matters.
     X : {array-like, sparse matrix} of shape (n_documents, n_features)
         Reference documents (counts or any non-negative weights; only
         whether a term occurs in a document is used), usually the training
@@ -492,8 +510,9 @@ def npmi_coherence(components, X, *, n_top=10):
 
     Parameters
     ----------
-    components : array-like of shape (n_topics, n_features) or fitted estimator
-        Topic-term weights; only their order matters.
+    components : array-like of shape (n_topics, n_features), estimator or Pipeline
+        Topic-term weights, or a fitted model or a Pipeline ending in one
+        (then ``X`` may be raw documents); only their order matters.
     X : {array-like, sparse matrix} of shape (n_documents, n_features)
         Reference documents (only occurrence is used).
     n_top : int, default=10
@@ -556,8 +575,9 @@ def topic_diversity(components, *, n_top=25):
 
     Parameters
     ----------
-    components : array-like of shape (n_topics, n_features) or fitted estimator
-        Topic-term weights; only their order matters.
+    components : array-like of shape (n_topics, n_features), estimator or Pipeline
+        Topic-term weights, or a fitted model or a Pipeline ending in one;
+        only their order matters.
     n_top : int, default=25
         Number of top terms per topic (Dieng, Ruiz & Blei use 25); at most
         ``n_features`` are used.
@@ -589,6 +609,7 @@ def topic_diversity(components, *, n_top=25):
 # ------------------------------------------------- information criteria
 def _in_sample_fit(estimator, X):
     """Log-likelihood of ``X`` under ``estimator``'s fold-in, parameters, tokens."""
+    estimator, X = _unpipe(estimator, X)
     if not hasattr(estimator, "topic_proportions"):
         raise TypeError(
             f"{type(estimator).__name__} is not a topic model of count data "

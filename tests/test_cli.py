@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 import sklearn_topicfac
 from sklearn_topicfac._cli import main
@@ -66,7 +67,8 @@ def test_demo_runs(capsys, estimator, n_components):
         "5",
     )
     assert status == 0, err
-    assert "3891 documents x 4303 terms" in out
+    # Classic3's 4303 terms less the 32 on scikit-learn's English stop list.
+    assert "3891 documents x 4271 terms" in out
 
     topics = TOPIC_LINE.findall(out)
     assert [int(t) for t, _ in topics] == list(range(n_components))
@@ -84,7 +86,7 @@ def test_default_run_finds_the_three_collections():
     # No input: the bundled corpus, from a shell, with the progress bar.
     result = _run_cli("--max-iter", "30", "--progress")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("Classic3: 3891 documents x 4303 terms")
+    assert result.stdout.startswith("Classic3: 3891 documents x 4271 terms")
     assert len(TOPIC_LINE.findall(result.stdout)) == 3
     (accuracy,) = ACCURACY_LINE.findall(result.stdout)
     assert float(accuracy) > 0.8
@@ -112,6 +114,7 @@ def test_ldavi_progress_bar_counts_the_split_merge_runs(capsys):
         ("-k", "0"),
         ("--max-iter", "ten"),
         ("--min-df", "1.5"),
+        ("-k", "many"),
         ("--no-such-option",),
     ],
 )
@@ -333,6 +336,7 @@ def test_mat_file_and_vocabulary_options(tmp_path, capsys):
         (("{root}/docs.csv", "--text-column", "nope"), "no text column 'nope'"),
         (("{root}/folder", "--format", "csv"), "needs a file"),
         (("{root}/docs.csv", "--format", "folder"), "needs a folder"),
+        (("--estimator", "SimplexPLSA", "--report", "x.html"), "--report shows"),
     ],
 )
 def test_bad_inputs_fail_with_one_line(capsys, corpus_dir, args, message):
@@ -371,6 +375,9 @@ def test_help_documents_every_option():
         "--top-terms",
         "--doc-topics",
         "--save-model",
+        "--encoding",
+        "--token-pattern",
+        "--report",
         "--progress",
         "--no-progress",
         "--verbose",
@@ -392,3 +399,217 @@ def test_every_estimator_runs(capsys):
         out = capsys.readouterr().out
         assert len(TOPIC_LINE.findall(out)) == 3, name
         assert len(ACCURACY_LINE.findall(out)) == 1, name
+
+
+# ------------------------------------------------------------ text defaults
+STOP_WORDS = set(ENGLISH_STOP_WORDS)
+
+
+@pytest.fixture(scope="module")
+def news_dir(tmp_path_factory):
+    """Three labelled classes of newswire-like text, in every input form.
+
+    Every document also has stop words, a corpus-wide word ("said") and
+    numbers, which the default vocabulary must keep out of the topics.
+    """
+    root = tmp_path_factory.mktemp("news")
+    vocabularies = {"sports": SPORTS, "money": MONEY, "weather": WEATHER}
+    rows = []
+    for seed, (label, words) in enumerate(vocabularies.items()):
+        rng = np.random.default_rng(seed)
+        for i in range(15):
+            filler = "the said of and it was 000 1987 said to in"
+            doc = f"{' '.join(rng.choice(words, size=25))} {filler}"
+            rows.append((label, doc))
+            (root / "folder" / label).mkdir(parents=True, exist_ok=True)
+            (root / "folder" / label / f"{i:02d}.txt").write_text(doc)
+    pd.DataFrame(rows, columns=["label", "text"]).to_csv(root / "news.csv", index=False)
+    pd.DataFrame(rows, columns=["label", "text"]).to_csv(
+        root / "news.tsv", sep="\t", index=False
+    )
+    (root / "unlabeled.txt").write_text("\n".join(doc for _, doc in rows))
+    return root
+
+
+WEATHER = "rain storm wind snow cloud sunny forecast cold heat humid".split()
+
+
+@pytest.mark.parametrize("name", [None, "folder", "news.csv", "news.tsv"])
+def test_defaults_drop_stop_words_and_choose_k_from_the_labels(news_dir, name):
+    args = ["--max-iter", "30"] if name is None else [str(news_dir / name)]
+    result = _run_cli(*args)
+    assert result.returncode == 0, result.stderr
+    n_classes = 3
+    assert f"-k auto: {n_classes} topics, one per class" in result.stdout
+    topics = TOPIC_LINE.findall(result.stdout)
+    assert [int(z) for z, _ in topics] == list(range(n_classes))
+    for _, terms in topics:
+        words = terms.split()
+        assert len(words) == 10
+        assert not set(words) & STOP_WORDS, words
+        if name is not None:
+            # Corpus-wide words and numbers are gone too.
+            assert not set(words) & {"said", "000", "1987"}, words
+    assert re.search(
+        r"^mean NPMI coherence: [-+]\d\.\d{3}; topic diversity: ", result.stdout, re.M
+    )
+    if name is not None:
+        assert ACCURACY_LINE.findall(result.stdout) == ["1.000"]
+
+
+def test_the_old_vocabulary_is_one_option_away(news_dir, capsys):
+    # With the ceiling lifted and scikit-learn's own token pattern, the
+    # corpus-wide word and the numbers come back: the defaults are what
+    # removes them.
+    status, out, err = _run_main(
+        capsys,
+        str(news_dir / "news.csv"),
+        "--max-df",
+        "1.0",
+        "--token-pattern",
+        r"(?u)\b\w\w+\b",
+        "--top-terms",
+        "20",
+    )
+    assert status == 0, err
+    words = {w for _, terms in TOPIC_LINE.findall(out) for w in terms.split()}
+    assert {"said", "000", "1987"} <= words
+
+
+def test_unlabeled_corpus_chooses_k_by_held_out_likelihood(news_dir, capsys):
+    status, out, err = _run_main(capsys, str(news_dir / "unlabeled.txt"))
+    assert status == 0, err
+    assert "-k auto: choosing among k = 2, 3, 4, 5, 6, 8, 10 by the held-out" in out
+    curve = re.findall(
+        r"^  k = +(\d+): held-out log-likelihood per word (-\d+\.\d{4})$", out, re.M
+    )
+    assert [int(k) for k, _ in curve] == [2, 3, 4, 5, 6, 8, 10]
+    (chosen,) = re.findall(
+        r"^-k auto: (\d+) topics \(the best held-out score\)$", out, re.M
+    )
+    scores = {int(k): float(v) for k, v in curve}
+    assert scores[int(chosen)] == max(scores.values())
+    assert int(chosen) == 3  # the three planted vocabularies
+    assert len(TOPIC_LINE.findall(out)) == 3
+
+
+# -------------------------------------------------------------------- apply
+@pytest.mark.parametrize(
+    ("name", "fit_args"),
+    [
+        ("folder", ("--estimator", "PLSI")),
+        ("news.csv", ("--estimator", "KLNMF")),
+        ("news.tsv", ("--estimator", "LDAVI", "--max-iter", "20")),
+    ],
+)
+def test_apply_reproduces_the_fitting_csv_exactly(news_dir, tmp_path, name, fit_args):
+    fitted, applied = tmp_path / "fit.csv", tmp_path / "apply.csv"
+    model = tmp_path / "model.joblib"
+    corpus = str(news_dir / name)
+    result = _run_cli(
+        corpus, *fit_args, "--doc-topics", str(fitted), "--save-model", str(model)
+    )
+    assert result.returncode == 0, result.stderr
+    result = _run_cli("apply", str(model), corpus, "--doc-topics", str(applied))
+    assert result.returncode == 0, result.stderr
+    assert f"document-topic matrix written to {applied}" in result.stdout
+    assert applied.read_bytes() == fitted.read_bytes()
+    table = pd.read_csv(applied)
+    assert len(table) == 45
+    np.testing.assert_allclose(table.iloc[:, 1:].sum(axis=1), 1, rtol=1e-5)
+
+    # The numbers are the reloaded pipeline's public topic proportions.
+    pipe = joblib.load(model)
+    docs = pd.read_csv(news_dir / "news.csv")["text"] if name == "news.csv" else None
+    if docs is not None:
+        theta = pipe[-1].topic_proportions(pipe[:-1].transform(docs))
+        np.testing.assert_allclose(table.iloc[:, 1:], theta, rtol=1e-5, atol=1e-6)
+
+
+def test_apply_to_a_count_matrix_with_dropped_columns(tmp_path, capsys):
+    # The saved model selects the kept columns itself, so the full matrix
+    # can be given to apply.
+    fitted, applied = tmp_path / "fit.csv", tmp_path / "apply.csv"
+    model = tmp_path / "model.joblib"
+    args = ("--max-iter", "20", "--max-features", "3000", "--doc-topics", str(fitted))
+    status, out, err = _run_main(capsys, *args, "--save-model", str(model))
+    assert status == 0, err
+    (n_terms,) = re.findall(r"3891 documents x (\d+) terms", out)
+    assert int(n_terms) == 3000  # columns were dropped beyond the stop words
+    selection, estimator = joblib.load(model)
+    assert estimator.components_.shape[1] == int(n_terms)
+    status, out, err = _run_main(
+        capsys, "apply", str(model), "--doc-topics", str(applied)
+    )
+    assert status == 0, err
+    assert applied.read_bytes() == fitted.read_bytes()
+
+
+def test_apply_bad_model_fails_with_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.joblib"
+    bad.write_text("not a model")
+    for path, message in (
+        (tmp_path / "none.joblib", "no such model file"),
+        (bad, "is not a model"),
+    ):
+        status, _, err = _run_main(capsys, "apply", str(path), "--doc-topics", "x.csv")
+        assert status == 1
+        (line,) = err.strip().splitlines()
+        assert line.startswith("topicfac apply: error: ") and message in line
+    status, _, err = _run_main(capsys, "apply", str(bad))
+    assert status == 2 and "--doc-topics" in err
+
+
+# ----------------------------------------------------------------- encoding
+def test_latin1_input_needs_the_encoding_option(tmp_path, capsys):
+    folder = tmp_path / "latin"
+    for label, words in (
+        ("food", "café crème gâteau pâté"),
+        ("snow", "ski neige piste froid"),
+    ):
+        (folder / label).mkdir(parents=True)
+        for i in range(6):
+            (folder / label / f"{i}.txt").write_bytes(
+                f"{words} {words}".encode("latin-1")
+            )
+    status, out, err = _run_main(capsys, str(folder))
+    assert status == 1 and out.count("topic 0:") == 0
+    (line,) = err.strip().splitlines()
+    assert "food/0.txt" in line and "not valid utf-8" in line
+    assert "--encoding latin-1" in line
+
+    status, out, err = _run_main(capsys, str(folder), "--encoding", "latin-1")
+    assert status == 0, err
+    words = {w for _, terms in TOPIC_LINE.findall(out) for w in terms.split()}
+    assert {"café", "crème", "gâteau", "pâté"} <= words
+
+    status, _, err = _run_main(capsys, str(folder), "--encoding", "no-such-codec")
+    assert status == 1 and "unknown --encoding 'no-such-codec'" in err
+
+
+# ------------------------------------------------------ header and report
+def test_fit_header_agrees_with_the_progress_bar(capsys):
+    status, out, err = _run_main(
+        capsys, "--estimator", "LDAVI", "--max-iter", "4", "--progress"
+    )
+    assert status == 0, err
+    (bar,) = re.findall(r"\[LDAVI\] \[[#-]+\] (\d+)/16 iterations[^\r]*\n", err)
+    (header,) = re.findall(
+        r"^LDAVI with 3 topics, max_iter=4, .*: fitted in [\d.]+ s, (\d+) "
+        r"iterations over up to 4 runs of at most max_iter each \(n_iter_=(\d+)",
+        out,
+        re.M,
+    )
+    assert header[0] == bar
+    assert 1 <= int(header[1]) <= 4 <= int(bar) <= 16
+
+
+def test_report_option_writes_the_html(news_dir, tmp_path):
+    report = tmp_path / "news.html"
+    result = _run_cli(str(news_dir / "news.csv"), "--report", str(report))
+    assert result.returncode == 0, result.stderr
+    assert f"report written to {report}" in result.stdout
+    page = report.read_text(encoding="utf-8")
+    assert page.count("class='topic-card'") == 3
+    assert page.count("class='doc'") == 45
+    assert "data-label='weather'" in page

@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import make_pipeline
 
-from sklearn_topicfac import KLNMF, LDAVI, PLSI, HybridNMFPLSI, SimplexPLSA
+from sklearn_topicfac import KLNMF, LDAVI, PLSI, HybridNMFPLSI, SimplexPLSA, inspection
 from sklearn_topicfac.inspection import (
     TopTerms,
     plot_document_map,
@@ -215,3 +215,34 @@ def test_plots_without_matplotlib(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match="pip install matplotlib"):
         plot_loss_history(_fit(KLNMF))
+
+
+def test_metrics_and_inspection_accept_a_fitted_pipeline():
+    # Every helper takes the pipeline and raw documents as it takes the
+    # estimator and the counts (npmi_coherence(pipe, docs) was a TypeError).
+    from sklearn_topicfac import metrics
+
+    docs = [
+        "cats chase mice",
+        "mice fear cats",
+        "cats and mice play",
+        "stocks fell sharply",
+        "bond markets fell",
+        "stocks and bonds fell",
+    ]
+    pipe = make_pipeline(CountVectorizer(), PLSI(n_components=2, random_state=0))
+    pipe.fit(docs)
+    counts, model = pipe[0].transform(docs), pipe[-1]
+    for name in ("npmi_coherence", "umass_coherence"):
+        func = getattr(metrics, name)
+        assert_array_equal(func(pipe, docs, n_top=3), func(model, counts, n_top=3))
+    assert metrics.topic_diversity(pipe, n_top=3) == metrics.topic_diversity(
+        model, n_top=3
+    )
+    assert metrics.aic(pipe, docs) == metrics.aic(model, counts)
+    assert metrics.bic(pipe, docs) == metrics.bic(model, counts)
+    assert_array_equal(
+        inspection.document_topics(pipe, docs), model.topic_proportions(counts)
+    )
+    theta = inspection.document_topics(pipe, docs)
+    assert theta.dtype == np.float64 and theta.shape == (6, 2)
