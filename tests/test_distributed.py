@@ -75,7 +75,7 @@ def _close(a, b, rtol=1e-6):
 
 
 @pytest.mark.parametrize(("Estimator", "params"), ESTIMATORS, ids=IDS)
-def test_distributed_fit_equals_in_memory_fit(client, Estimator, params):
+def test_distributed_fit_equals_in_memory_fit(engine, client, Estimator, params):
     X = _corpus()
     kw = dict(n_components=4, init="random", max_iter=12, tol=0, random_state=3)
     local = Estimator(**kw, **params).fit(X)

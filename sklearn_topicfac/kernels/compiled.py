@@ -1,0 +1,365 @@
+"""The compiled twins of the kernels: the numba engine.
+
+Each public function here has the signature, the result (to rounding) and
+the contract of the NumPy kernel of the same name: same dtype out as in,
+memory O(nnz + (n_samples + n_features) * k) at most, arguments never
+modified.  The NumPy kernels dispatch to these when the numba engine is
+selected (`sklearn_topicfac.config_context`), so callers never import this
+module; importing it imports numba.
+
+Why they are faster: a NumPy kernel works on gathered ``(entries, k)``
+blocks, so every stored entry costs several passes over a k-vector through
+memory; here one compiled loop per row reads each column of ``H`` once per
+entry, keeps the row of ``W`` and the k accumulators in registers, and
+writes one number per entry.  Rows are split into parts of about equal
+numbers of entries, one per thread (``prange``); the split is fixed by
+`N_THREADS`, so results do not depend on how many threads run.
+
+Rounding: sums over the k topics may be reassociated by the compiler
+(``fastmath`` reassociation and contraction only: infinities and NaN keep
+their IEEE meaning), and the sums over a row's entries that the updates
+need are accumulated in float64 whatever the dtype, which is what the NumPy
+kernels redo when a float32 sum overflows (`finite_or_float64`).
+Functions compile on first use for each combination of dtypes
+(``cache=True``: once per machine).
+"""
+
+import numba as nb
+import numpy as np
+import scipy.sparse as sp
+
+from . import _parallel
+
+_JIT = {"cache": True, "nogil": True, "fastmath": {"reassoc", "contract"}}
+
+# Parts per thread of the LDA E-step: its documents take different numbers
+# of sweeps, so the threads take small parts dynamically.
+_E_STEP_PARTS_PER_THREAD = 16
+
+
+def _bounds(indptr, parts=None):
+    """Row boundaries of ``parts`` ranges of about equal numbers of entries."""
+    return _parallel.split_rows(indptr, parts or _parallel.N_THREADS).astype(np.int64)
+
+
+def _limits(dtype):
+    info = np.finfo(dtype)
+    return dtype.type(info.tiny), dtype.type(info.max)
+
+
+def _csr(values, X):
+    return sp.csr_matrix((values, X.indices, X.indptr), shape=X.shape, copy=False)
+
+
+# ------------------------------------------------------------ sampled ratio
+@nb.njit(parallel=True, **_JIT)
+def _sampled(indptr, indices, data, W, Ht, bounds, out, divide, tiny, big):
+    k = W.shape[1]
+    for p in nb.prange(bounds.shape[0] - 1):
+        for i in range(bounds[p], bounds[p + 1]):
+            for j in range(indptr[i], indptr[i + 1]):
+                c = indices[j]
+                s = W[i, 0] * Ht[c, 0]
+                for t in range(1, k):
+                    s += W[i, t] * Ht[c, t]
+                if divide:
+                    s = min(data[j] / max(s, tiny), big)
+                out[j] = s
+
+
+def _sampled_call(X, W, H, divide):
+    dtype = np.result_type(W.dtype, H.dtype)
+    out = np.empty(X.nnz, dtype=dtype)
+    if X.nnz == 0:
+        return out
+    W = np.ascontiguousarray(W, dtype=dtype)
+    Ht = np.ascontiguousarray(H.T, dtype=dtype)
+    tiny, big = _limits(dtype)
+    _sampled(
+        X.indptr, X.indices, X.data, W, Ht, _bounds(X.indptr), out, divide, tiny, big
+    )
+    return out
+
+
+def product_at_nonzeros(X, W, H):
+    """``(W @ H)`` at the stored entries of CSR ``X``: the twin of
+    `sklearn_topicfac.kernels.product_at_nonzeros`."""
+    return _sampled_call(X, W, H, divide=False)
+
+
+def ratio_at_nonzeros(X, W, H):
+    """``X / (W @ H)`` at the stored entries of CSR ``X``, as CSR: the twin
+    of `sklearn_topicfac.kernels.ratio_at_nonzeros`."""
+    return _csr(_sampled_call(X, W, H, divide=True), X)
+
+
+# --------------------------------------------------- fused document MU step
+@nb.njit(parallel=True, **_JIT)
+def _mu_doc(indptr, indices, data, W, Ht, h_sum, bounds, r, W_new, r_new, tiny, big):
+    k = W.shape[1]
+    for p in nb.prange(bounds.shape[0] - 1):
+        acc = np.empty(k, dtype=np.float64)
+        for i in range(bounds[p], bounds[p + 1]):
+            acc[:] = 0.0
+            for j in range(indptr[i], indptr[i + 1]):
+                c = indices[j]
+                s = W[i, 0] * Ht[c, 0]
+                for t in range(1, k):
+                    s += W[i, t] * Ht[c, t]
+                q = min(data[j] / max(s, tiny), big)
+                r[j] = q
+                for t in range(k):
+                    acc[t] += np.float64(q) * Ht[c, t]
+            for t in range(k):
+                if W[i, t] == 0:
+                    W_new[i, t] = 0
+                else:
+                    W_new[i, t] = W[i, t] * acc[t] / h_sum[t]
+            for j in range(indptr[i], indptr[i + 1]):
+                c = indices[j]
+                s = W_new[i, 0] * Ht[c, 0]
+                for t in range(1, k):
+                    s += W_new[i, t] * Ht[c, t]
+                r_new[j] = min(data[j] / max(s, tiny), big)
+
+
+def mu_doc_step(X, W, H):
+    """``(R, W_new, R_new)`` of one KL-NMF document half-step, fused in one
+    pass: the twin of `sklearn_topicfac.kernels.mu_doc_step`."""
+    dtype = np.result_type(W.dtype, H.dtype)
+    W = np.ascontiguousarray(W, dtype=dtype)
+    Ht = np.ascontiguousarray(H.T, dtype=dtype)
+    h = H.sum(axis=1, dtype=np.float64)
+    h_sum = np.where(h > 0, h, 1.0)
+    r = np.empty(X.nnz, dtype=dtype)
+    r_new = np.empty(X.nnz, dtype=dtype)
+    W_new = np.zeros(W.shape, dtype=dtype)
+    if X.nnz:
+        tiny, big = _limits(dtype)
+        _mu_doc(
+            X.indptr, X.indices, X.data, W, Ht, h_sum, _bounds(X.indptr),
+            r, W_new, r_new, tiny, big,
+        )  # fmt: skip
+    return _csr(r, X), W_new, _csr(r_new, X)
+
+
+# ------------------------------------------------- sparse-dense products
+@nb.njit(parallel=True, **_JIT)
+def _row_products(indptr, indices, data, B, bounds, out):
+    k = B.shape[1]
+    for p in nb.prange(bounds.shape[0] - 1):
+        acc = np.empty(k, dtype=np.float64)
+        for i in range(bounds[p], bounds[p + 1]):
+            acc[:] = 0.0
+            for j in range(indptr[i], indptr[i + 1]):
+                q = np.float64(data[j])
+                c = indices[j]
+                for t in range(k):
+                    acc[t] += q * B[c, t]
+            for t in range(k):
+                out[i, t] = acc[t]
+
+
+@nb.njit(parallel=True, **_JIT)
+def _column_sums(indptr, indices, data, W, bounds, parts):
+    k = W.shape[1]
+    for p in nb.prange(bounds.shape[0] - 1):
+        part = parts[p]
+        for i in range(bounds[p], bounds[p + 1]):
+            for j in range(indptr[i], indptr[i + 1]):
+                q = np.float64(data[j])
+                c = indices[j]
+                for t in range(k):
+                    part[c, t] += q * W[i, t]
+
+
+def _finite_or_float64(product64, dtype):
+    """``product64`` in ``dtype``, kept in float64 where ``dtype`` overflows
+    (as `finite_or_float64` of the NumPy kernels)."""
+    with np.errstate(over="ignore"):
+        product = product64.astype(dtype, copy=False)
+    return product if np.isfinite(product).all() else product64
+
+
+def sparse_dense_product(R, B):
+    """``R @ B`` for CSR ``R`` and dense ``B`` (float64 row sums, kept in
+    float64 only where ``R``'s dtype overflows)."""
+    dtype = np.result_type(R.dtype, B.dtype)
+    B = np.ascontiguousarray(B, dtype=dtype)
+    out = np.empty((R.shape[0], B.shape[1]), dtype=np.float64)
+    _row_products(R.indptr, R.indices, R.data, B, _bounds(R.indptr), out)
+    return _finite_or_float64(out, dtype)
+
+
+def transposed_product(W, R):
+    """``W.T @ R`` for dense ``W`` and CSR ``R``: the twin of
+    `sklearn_topicfac.kernels.transposed_product`.
+
+    One ``(n_features, k)`` float64 sum per part of rows (one part per
+    thread), then their sum: memory O(n_features * k) per thread, as the
+    NumPy kernel.
+    """
+    dtype = np.result_type(W.dtype, R.dtype)
+    W = np.ascontiguousarray(W, dtype=dtype)
+    bounds = _bounds(R.indptr)
+    parts = np.zeros((bounds.shape[0] - 1, R.shape[1], W.shape[1]))
+    _column_sums(R.indptr, R.indices, R.data, W, bounds, parts)
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return _finite_or_float64(total, dtype).T
+
+
+# --------------------------------------------------------------- fold-in
+@nb.njit(parallel=True, **_JIT)
+def _fold_in(indptr, indices, data, Ht, h, h_sum, W, bounds, max_iter, tol, tiny, big):
+    k = W.shape[1]
+    for p in nb.prange(bounds.shape[0] - 1):
+        acc = np.empty(k, dtype=np.float64)
+        old = np.empty(k, dtype=np.float64)
+        new = np.empty(k, dtype=np.float64)
+        for i in range(bounds[p], bounds[p + 1]):
+            if indptr[i] == indptr[i + 1]:
+                continue
+            for _ in range(max_iter):
+                acc[:] = 0.0
+                for j in range(indptr[i], indptr[i + 1]):
+                    c = indices[j]
+                    s = W[i, 0] * Ht[c, 0]
+                    for t in range(1, k):
+                        s += W[i, t] * Ht[c, t]
+                    q = np.float64(min(data[j] / max(s, tiny), big))
+                    for t in range(k):
+                        acc[t] += q * Ht[c, t]
+                s_old = 0.0
+                s_new = 0.0
+                for t in range(k):
+                    old[t] = W[i, t] * h[t]
+                    w = W[i, t] * acc[t] / h_sum[t] if W[i, t] != 0 else 0.0
+                    W[i, t] = w
+                    new[t] = W[i, t] * h[t]
+                    s_old += old[t]
+                    s_new += new[t]
+                s_old = s_old if s_old > 0 else 1.0
+                s_new = s_new if s_new > 0 else 1.0
+                change = 0.0
+                for t in range(k):
+                    change += abs(new[t] / s_new - old[t] / s_old)
+                if change / k < tol:
+                    break
+
+
+def mu_fold_in(X, H, W, max_iter, tol):
+    """Multiplicative fold-in of the documents ``X`` with ``H`` fixed: the
+    twin of `sklearn_topicfac.kernels.mu_fold_in` (one compiled loop of
+    sweeps per document)."""
+    dtype = np.result_type(W.dtype, H.dtype)
+    W = np.array(W, dtype=dtype, order="C", copy=True)
+    if X.nnz == 0:
+        return W
+    Ht = np.ascontiguousarray(H.T, dtype=dtype)
+    h = H.sum(axis=1).astype(dtype)
+    h_sum = np.where(h > 0, h, 1).astype(dtype)
+    tiny, big = _limits(dtype)
+    bounds = _bounds(X.indptr, _parallel.N_THREADS * _E_STEP_PARTS_PER_THREAD)
+    with nb.parallel_chunksize(1):
+        _fold_in(
+            X.indptr, X.indices, X.data, Ht, h, h_sum, W, bounds,
+            max_iter, tol, tiny, big,
+        )  # fmt: skip
+    return W
+
+
+# ---------------------------------------------------------- LDA E-step
+@nb.njit(**_JIT)
+def _digamma(x):
+    """``psi(x)`` for ``x > 0``: recurrence up to 8, then the asymptotic series
+    (absolute error below 1e-14)."""
+    result = 0.0
+    while x < 8.0:
+        result -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    series = f * (
+        -1.0 / 12
+        + f
+        * (
+            1.0 / 120
+            + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132 + f * 691.0 / 32760)))
+        )
+    )
+    return result + np.log(x) - 0.5 / x + series
+
+
+@nb.njit(parallel=True, **_JIT)
+def _e_step(
+    indptr, indices, data, Bt, alpha, gamma, y, bounds, max_iter, threshold, tiny
+):
+    k = Bt.shape[1]
+    for p in nb.prange(bounds.shape[0] - 1):
+        t = np.empty(k, dtype=np.float64)
+        grad = np.empty(k, dtype=np.float64)
+        longest = 0
+        for i in range(bounds[p], bounds[p + 1]):
+            longest = max(longest, indptr[i + 1] - indptr[i])
+        ratio = np.empty(longest, dtype=np.float64)
+        for i in range(bounds[p], bounds[p + 1]):
+            a, b = indptr[i], indptr[i + 1]
+            for z in range(k):
+                t[z] = np.exp(_digamma(np.float64(gamma[i, z])))
+            for _ in range(max_iter):
+                for j in range(a, b):
+                    c = indices[j]
+                    s = 0.0
+                    for z in range(k):
+                        s += t[z] * Bt[c, z]
+                    ratio[j - a] = data[j] / max(s, tiny)
+                grad[:] = 0.0
+                for j in range(a, b):
+                    c = indices[j]
+                    q = ratio[j - a]
+                    for z in range(k):
+                        grad[z] += q * Bt[c, z]
+                change = 0.0
+                for z in range(k):
+                    old = np.float64(gamma[i, z])
+                    # Stored in gamma's dtype, then read back: the sweeps
+                    # run on gamma as the NumPy kernel rounds it.
+                    gamma[i, z] = grad[z] * t[z] + alpha[z]
+                    new = np.float64(gamma[i, z])
+                    change += abs(new - old)
+                    t[z] = np.exp(_digamma(new))
+                if change < threshold:
+                    break
+            total = 0.0
+            for z in range(k):
+                total += gamma[i, z]
+            norm = np.exp(-_digamma(total))
+            for j in range(a, b):
+                c = indices[j]
+                s = 0.0
+                for z in range(k):
+                    s += t[z] * Bt[c, z]
+                y[j] = max(s * norm, tiny)
+
+
+def lda_e_step(X, gamma, B, alpha, max_iter, tol):
+    """LDA's mean-field E-step, one compiled loop of sweeps per document, in
+    parallel over documents: the twin of
+    `sklearn_topicfac.kernels.lda_e_step` (same per-document stopping rule,
+    the sums of a sweep in float64)."""
+    dtype = np.result_type(gamma.dtype, B.dtype)
+    gamma = np.array(gamma, dtype=dtype, order="C", copy=True)
+    k = B.shape[0]
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (k,)).copy()
+    Bt = np.ascontiguousarray(B.T, dtype=dtype)
+    y = np.empty(X.nnz, dtype=dtype)
+    if X.shape[0] == 0:
+        return gamma, y
+    bounds = _bounds(X.indptr, _parallel.N_THREADS * _E_STEP_PARTS_PER_THREAD)
+    with nb.parallel_chunksize(1):
+        _e_step(
+            X.indptr, X.indices, X.data, Bt, alpha, gamma, y, bounds,
+            max_iter, tol * k, np.finfo(dtype).tiny,
+        )  # fmt: skip
+    return gamma, y
