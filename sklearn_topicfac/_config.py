@@ -115,6 +115,23 @@ def config_context(*, engine=None):
         _LOCAL.reset(token)
 
 
+def with_config(function):
+    """``function`` bound to the current configuration, to run elsewhere.
+
+    The returned callable (picklable when ``function`` is) runs
+    ``function`` inside `config_context` with the configuration of the
+    caller at the time of this call: how a setting reaches joblib's worker
+    processes and Dask's workers, where this process's context does not
+    hold.
+    """
+    return functools.partial(_run_with_config, get_config(), function)
+
+
+def _run_with_config(config, function, *args, **kwargs):
+    with config_context(**config):
+        return function(*args, **kwargs)
+
+
 def resolved_engine():
     """``"numba"`` or ``"numpy"``: the engine the current setting selects.
 
