@@ -3,13 +3,16 @@
 In the style of scikit-learn's ``set_config`` / ``config_context``:
 `set_config` changes the process-wide default, `config_context` overrides
 it for a block of code (a context variable: it holds in the threads the
-kernels start, and a fit carries the setting to its Dask workers, see
-`resolved_engine`).  ``engine`` is
+kernels start).  A fit reads the configuration when it starts and carries
+it to its Dask workers, as `sklearn_topicfac.model_selection` does to its
+joblib workers (`with_config`).  ``engine`` is
 
 - ``"numpy"``: the reference kernels (NumPy and SciPy), always available;
 - ``"numba"``: their compiled twins (``pip install "sklearn-topicfac[fast]"``);
-- ``"auto"`` (default): ``"numba"`` when numba can be imported, else
-  ``"numpy"``.
+- ``"auto"`` (default): ``"numba"`` when numba can be imported, for the
+  kernel calls large enough to win back the twins' one-time compile
+  (stored entries times topics of at least 4 M,
+  ``kernels._engine.AUTO_MIN_WORK``); ``"numpy"`` otherwise.
 
 The module imports nothing from the rest of the package (the kernels read it).
 """
@@ -69,8 +72,10 @@ def set_config(engine=None):
     Parameters
     ----------
     engine : {"auto", "numpy", "numba"}, default=None
-        Which kernels run the fits: the NumPy reference, their numba twins,
-        or numba when it is installed.  ``None`` leaves it unchanged.
+        Which kernels run the fits: the NumPy reference, their numba twins
+        (``pip install "sklearn-topicfac[fast]"``), or numba when it is
+        installed and a kernel call is large (see the module docstring).
+        ``None`` leaves it unchanged.
 
     Examples
     --------
@@ -133,11 +138,8 @@ def _run_with_config(config, function, *args, **kwargs):
 
 
 def resolved_engine():
-    """``"numba"`` or ``"numpy"``: the engine the current setting selects.
-
-    A fit reads this once, when it starts, and runs every kernel call of the
-    fit with it, in this process and on its Dask workers.
-    """
+    """``"numba"`` or ``"numpy"``: the engine the current setting selects for
+    large kernel calls (``"auto"``: numba when it is installed)."""
     engine = get_config()["engine"]
     if engine == "auto":
         return "numba" if numba_available() else "numpy"

@@ -85,6 +85,22 @@ def test_auto_is_numba_when_it_is_installed():
         assert _config.resolved_engine() == expected
 
 
+@needs_numba
+def test_auto_runs_large_calls_on_numba_and_small_ones_on_numpy():
+    from sklearn_topicfac.kernels import _engine, compiled
+
+    X = sp.random(100, 100, density=0.5, format="csr", random_state=0)
+    large_k = _engine.AUTO_MIN_WORK // X.nnz + 1
+    with config_context(engine="auto"):
+        assert _engine.twins(X, large_k) is compiled
+        assert _engine.twins(X, 3) is None
+        assert _engine.twins(X.toarray(), large_k) is None  # dense: NumPy
+    with config_context(engine="numba"):
+        assert _engine.twins(X, 3) is compiled
+    with config_context(engine="numpy"):
+        assert _engine.twins(X, large_k) is None
+
+
 def _engine_in_worker():
     return get_config()["engine"]
 

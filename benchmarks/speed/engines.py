@@ -18,7 +18,9 @@ Four tables:
    its defaults, the same ``max_iter``: wall time and held-out perplexity;
 4. time to quality against tomotopy (and gensim): the peer trains once,
    then LDAVI fits of increasing ``max_iter`` until one reaches the peer's
-   topic recovery (generated corpus) or held-out perplexity (real corpus).
+   topic recovery (generated corpus) or held-out perplexity (real corpus);
+5. the first-call time of each compiled twin, with numba's cache empty and
+   filled (printed first).
 
 Peers are the ``bench`` extra, numba the ``fast`` extra.
 """
@@ -342,6 +344,62 @@ def print_quality(rows, what):
         )
 
 
+# ------------------------------------------------------------- 5. compile time
+_FIRST_CALLS = """
+import time
+t = time.perf_counter()
+import numpy as np, scipy.sparse as sp
+from sklearn_topicfac import config_context, kernels as K
+X = sp.random(200, 100, density=0.1, format="csr", random_state=0)
+W, H = np.random.rand(200, 5) + 0.1, np.random.rand(5, 100) + 0.1
+with config_context(engine="numpy"):
+    R = K.ratio_at_nonzeros(X, W, H)
+calls = {
+    "ratio_at_nonzeros": lambda: K.ratio_at_nonzeros(X, W, H),
+    "mu_doc_step": lambda: K.mu_doc_step(X, W, H),
+    "transposed_product": lambda: K.transposed_product(W, R),
+    "sparse_dense_product (em_update_w)": lambda: K.em_update_w(R, W, H),
+    "mu_fold_in": lambda: K.mu_fold_in(X, H, W, 10, 1e-4),
+    "lda_e_step": lambda: K.lda_e_step(X, W, H, 0.1, 10, 1e-3),
+}
+print("import", time.perf_counter() - t)
+with config_context(engine="numba"):
+    for name, fn in calls.items():
+        t = time.perf_counter()
+        fn()
+        print(name, time.perf_counter() - t)
+"""
+
+
+def compile_rows():
+    """First call of each twin (float64) in a fresh process: with numba's
+    cache empty (compile) and then filled (load)."""
+    import subprocess
+    import tempfile
+
+    env = dict(os.environ, PYTHONPATH=REPO)
+    rows = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env["NUMBA_CACHE_DIR"] = cache
+        for state in ("empty cache", "cached"):
+            out = subprocess.run(
+                [sys.executable, "-c", _FIRST_CALLS],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            for line in out.strip().splitlines():
+                name, seconds = line.rsplit(" ", 1)
+                rows.setdefault(name, {})[state] = float(seconds)
+    print("| first call (float64) | empty numba cache s | cached s |")
+    print("|---|---|---|")
+    for name, times in rows.items():
+        print(f"| {name} | {times['empty cache']:.2f} | {times['cached']:.2f} |")
+    total = {s: sum(t[s] for n, t in rows.items() if n != "import") for s in times}
+    print(f"| all six twins | {total['empty cache']:.2f} | {total['cached']:.2f} |")
+
+
 # ---------------------------------------------------------------------- main
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -351,7 +409,7 @@ def main(argv=None):
         default=os.path.join(REPO, "..", "shared", "data"),
         help="where the real corpora are (default ../shared/data)",
     )
-    parser.add_argument("--only", default="1234", help="which tables, e.g. 12")
+    parser.add_argument("--only", default="12345", help="which tables, e.g. 12")
     args = parser.parse_args(argv)
     quick = args.quick
     dtypes = [np.float32] if quick else [np.float32, np.float64]
@@ -362,6 +420,9 @@ def main(argv=None):
     generated = corpora.lda_corpus(n_docs, n_terms)
     real = real_corpora(args.data_dir)
     everything = {"generated 10k x 5k": generated, **real}
+    if "5" in args.only and numba_available():
+        print("\n### First-call time of the compiled twins\n")
+        compile_rows()
     if "1" in args.only:
         print("\n### NMF family per iteration against scikit-learn's KL-MU NMF\n")
         rows = [
