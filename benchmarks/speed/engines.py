@@ -323,11 +323,12 @@ def quality_rows(name, X, truth, peer_iters, gensim_passes, checkpoints):
     rows = []
     for peer, wall, topics in runs:
         target = score(topics)
-        for engine in ENGINES:
-            trace = _ldavi_trace(train, score, target, checkpoints, engine, higher)
-            epochs, ours, value = trace[-1]
-            met = value >= target if higher else value <= target
-            rows.append((name, peer, wall, target, engine, epochs, ours, value, met))
+        # The fastest engine only: the target is set for it.
+        engine = ENGINES[-1]
+        trace = _ldavi_trace(train, score, target, checkpoints, engine, higher)
+        epochs, ours, value = trace[-1]
+        met = value >= target if higher else value <= target
+        rows.append((name, peer, wall, target, engine, epochs, ours, value, met))
     return rows, ("topic recovery" if truth is not None else "perplexity")
 
 
@@ -357,8 +358,6 @@ with config_context(engine="numpy"):
 calls = {
     "ratio_at_nonzeros": lambda: K.ratio_at_nonzeros(X, W, H),
     "mu_doc_step": lambda: K.mu_doc_step(X, W, H),
-    "transposed_product": lambda: K.transposed_product(W, R),
-    "sparse_dense_product (em_update_w)": lambda: K.em_update_w(R, W, H),
     "mu_fold_in": lambda: K.mu_fold_in(X, H, W, 10, 1e-4),
     "lda_e_step": lambda: K.lda_e_step(X, W, H, 0.1, 10, 1e-3),
 }
@@ -397,7 +396,7 @@ def compile_rows():
     for name, times in rows.items():
         print(f"| {name} | {times['empty cache']:.2f} | {times['cached']:.2f} |")
     total = {s: sum(t[s] for n, t in rows.items() if n != "import") for s in times}
-    print(f"| all six twins | {total['empty cache']:.2f} | {total['cached']:.2f} |")
+    print(f"| all four twins | {total['empty cache']:.2f} | {total['cached']:.2f} |")
 
 
 # ---------------------------------------------------------------------- main
@@ -455,7 +454,7 @@ def main(argv=None):
         print_lda(rows, max_iter)
     if "4" in args.only:
         print("\n### Time to the quality of tomotopy and gensim\n")
-        checkpoints = [2, 5, 10, 20, 40, 80]
+        checkpoints = [5, 10, 20, 40, 80]
         truth = planted_topics(n_docs, n_terms)
         rows, what = quality_rows(
             "generated 10k x 5k", generated, truth, 200, None if quick else 5,

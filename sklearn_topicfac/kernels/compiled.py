@@ -25,6 +25,10 @@ Rounding: sums over the k topics may be reassociated by the compiler
 their IEEE meaning), and the sums over a row's entries that the updates
 need are accumulated in float64 whatever the dtype, which is what the NumPy
 kernels redo when a float32 sum overflows (`finite_or_float64`).
+
+No twin for the sparse-dense products (``R @ B``, ``W.T @ R``): SciPy's are
+compiled loops already, and a numba scatter-add measured no faster (twice
+slower in float32, one thread).
 Functions compile on first use for each combination of dtypes
 (``cache=True``: once per machine).
 """
@@ -166,77 +170,6 @@ def mu_doc_step(X, W, H):
             X.indptr, X.indices, X.data, W, Ht, h_sum, r, W_new, r_new, tiny, big,
         )  # fmt: skip
     return _csr(r, X), W_new, _csr(r_new, X)
-
-
-# ------------------------------------------------- sparse-dense products
-@nb.njit(**_JIT)
-def _row_products(indptr, indices, data, B, out, r0, r1):
-    k = B.shape[1]
-    acc = np.empty(k, dtype=np.float64)
-    for i in range(r0, r1):
-        acc[:] = 0.0
-        for j in range(indptr[i], indptr[i + 1]):
-            q = np.float64(data[j])
-            c = indices[j]
-            for t in range(k):
-                acc[t] += q * B[c, t]
-        for t in range(k):
-            out[i, t] = acc[t]
-
-
-@nb.njit(**_JIT)
-def _column_sums(indptr, indices, data, W, parts, p, r0, r1):
-    k = W.shape[1]
-    part = parts[p]
-    for i in range(r0, r1):
-        for j in range(indptr[i], indptr[i + 1]):
-            q = np.float64(data[j])
-            c = indices[j]
-            for t in range(k):
-                part[c, t] += q * W[i, t]
-
-
-def _finite_or_float64(product64, dtype):
-    """``product64`` in ``dtype``, kept in float64 where ``dtype`` overflows
-    (as `finite_or_float64` of the NumPy kernels)."""
-    with np.errstate(over="ignore"):
-        product = product64.astype(dtype, copy=False)
-    return product if np.isfinite(product).all() else product64
-
-
-def sparse_dense_product(R, B):
-    """``R @ B`` for CSR ``R`` and dense ``B`` (float64 row sums, kept in
-    float64 only where ``R``'s dtype overflows)."""
-    dtype = np.result_type(R.dtype, B.dtype)
-    B = np.ascontiguousarray(B, dtype=dtype)
-    out = np.empty((R.shape[0], B.shape[1]), dtype=np.float64)
-    _on_parts(
-        _row_products, _bounds(R.indptr), R.nnz * B.shape[1],
-        R.indptr, R.indices, R.data, B, out,
-    )  # fmt: skip
-    return _finite_or_float64(out, dtype)
-
-
-def transposed_product(W, R):
-    """``W.T @ R`` for dense ``W`` and CSR ``R``: the twin of
-    `sklearn_topicfac.kernels.transposed_product`.
-
-    One ``(n_features, k)`` float64 sum per part of rows (one part per
-    configured thread), then their sum: memory O(n_features * k) per
-    thread, as the NumPy kernel.
-    """
-    dtype = np.result_type(W.dtype, R.dtype)
-    W = np.ascontiguousarray(W, dtype=dtype)
-    bounds = _bounds(R.indptr)
-    parts = np.zeros((bounds.shape[0] - 1, R.shape[1], W.shape[1]))
-    _on_parts(
-        _column_sums, bounds, R.nnz * W.shape[1],
-        R.indptr, R.indices, R.data, W, parts, indexed=True,
-    )  # fmt: skip
-    total = parts[0]
-    for part in parts[1:]:
-        total += part
-    return _finite_or_float64(total, dtype).T
 
 
 # --------------------------------------------------------------- fold-in

@@ -245,8 +245,6 @@ def finite_or_float64(product, compute):
 
 def sparse_dense_product(R, B):
     """``R @ B`` for sparse ``R`` and dense ``B``; CSR row ranges over threads."""
-    if (fast := twins(R, B.shape[1])) is not None:
-        return fast.sparse_dense_product(R, B)
     with np.errstate(over="ignore"):
         product = _sparse_dense_product_raw(R, B)
     return finite_or_float64(
@@ -276,8 +274,6 @@ def transposed_product(W, R):
     blocks of ``R`` it gives the topic statistics (which is also how it runs
     on several threads: one row range of ``R`` each, then the sum).
     """
-    if (fast := twins(R, W.shape[1])) is not None:
-        return fast.transposed_product(W, R)
     with np.errstate(over="ignore"):
         product = _transposed_product_raw(W, R)
     return finite_or_float64(
