@@ -39,9 +39,11 @@ def mu_fold_in(X, H, W, max_iter, tol):
     >>> X = sp.csr_matrix(np.array([[3.0, 0.0, 1.0], [0.0, 2.0, 2.0]]))
     >>> H = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.5]])
     >>> W = mu_fold_in(X, H, np.ones((2, 2)), max_iter=500, tol=1e-10)
-    >>> np.round(W @ H, 3)
-    array([[3., 0., 1.],
-           [0., 2., 1.]])
+    >>> np.round((W @ H).sum(axis=1), 6)  # each document's length, kept
+    array([4., 4.])
+    >>> np.round(W / W.sum(axis=1, keepdims=True), 3)  # topic proportions
+    array([[1., 0.],
+           [0., 1.]])
     """
     if (fast := twins(X, W.shape[1])) is not None:
         return fast.mu_fold_in(X, H, W, max_iter, tol)
