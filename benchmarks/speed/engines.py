@@ -199,7 +199,7 @@ def kernel_rows(X, dtype, repeats, bandwidth, gflops):
             entries + 2 * nnz * s + 2 * n * k * s + m * k * s,
             6 * nnz * k,
         ),
-        "transposed_product W.T @ R": (
+        "transposed_product W.T @ R (SciPy on both)": (
             lambda: K.transposed_product(W, R),
             entries + n * k * s + m * k * s,
             2 * nnz * k,
