@@ -4,8 +4,12 @@ One process, the same data and the same starting factors for every runner,
 medians over interleaved repeats; prints Markdown tables (the ones in
 docs/performance.md, section "Engines").  From the repository root:
 
-    python benchmarks/speed/engines.py --quick   # ~5 minutes
-    python benchmarks/speed/engines.py           # all corpora, both dtypes
+    python benchmarks/speed/engines.py --quick     # float32, fewer repeats
+    python benchmarks/speed/engines.py             # float32 and float64
+    python benchmarks/speed/engines.py --only 125  # tables 1, 2, 5 only (no LDA)
+
+On a loaded 2-core machine ``--quick`` took over an hour, most of it the
+LDA tables (3 and 4); tables 1, 2 and 5 about 15 minutes.
 
 Four tables:
 
