@@ -262,3 +262,27 @@ def test_numba_float32_extreme_magnitudes_stay_finite(Estimator):
         doc = est.transform(sp.csr_matrix(X))
     assert est.components_.dtype == np.float32
     assert np.isfinite(est.components_).all() and np.isfinite(doc).all()
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_e_step_twin_at_a_word_no_topic_produces(dtype):
+    # Point-estimate topics (GammaPoissonVI's) give a term absent from the
+    # training data probability exactly 0: the ratio there overflows, and
+    # the word must contribute nothing instead of turning gamma into NaN.
+    X = sp.csr_matrix(np.array([[10.0, 3.0, 0.0], [1e6, 0.0, 2.0]], dtype=dtype))
+    B = np.array([[0.0, 0.7, 0.3], [0.0, 0.2, 0.8]], dtype=dtype)
+    with config_context(engine="numba"):
+        g, y = K.lda_e_step(X, np.ones((2, 2), dtype=dtype), B, 0.5, 50, 0.0)
+    assert g.dtype == dtype and np.isfinite(g).all() and np.isfinite(y).all()
+    # The word contributes nothing: gamma is that of the other words alone.
+    with config_context(engine="numba"):
+        g_without, _ = K.lda_e_step(
+            sp.csr_matrix(X.toarray()[:, 1:]),
+            np.ones((2, 2), dtype=dtype),
+            B[:, 1:],
+            0.5,
+            50,
+            0.0,
+        )
+    assert_allclose(g, g_without, rtol=1e-6)

@@ -255,8 +255,10 @@ def _e_step(
     indptr, indices, data, Bt, alpha, gamma, y, max_iter, threshold, tiny, r0, r1
 ):
     k = Bt.shape[1]
+    big = np.finfo(np.float64).max
     t = np.empty(k, dtype=np.float64)
     grad = np.empty(k, dtype=np.float64)
+    direct = np.empty(k, dtype=np.float64)
     longest = 0
     for i in range(r0, r1):
         longest = max(longest, indptr[i + 1] - indptr[i])
@@ -266,12 +268,22 @@ def _e_step(
         for z in range(k):
             t[z] = np.exp(_digamma(np.float64(gamma[i, z])))
         for _ in range(max_iter):
+            direct[:] = 0.0
             for j in range(a, b):
                 c = indices[j]
                 s = 0.0
                 for z in range(k):
                     s += t[z] * Bt[c, z]
-                ratio[j - a] = data[j] / max(s, tiny)
+                q = data[j] / max(s, tiny)
+                if q > big:
+                    # The ratio overflows where the model of the word
+                    # underflowed (or is 0: a word no topic gives mass):
+                    # add the word's shares, each at most 1, instead
+                    # (as the NumPy kernel's float64 redo).
+                    q = 0.0
+                    for z in range(k):
+                        direct[z] += data[j] * (t[z] * Bt[c, z] / max(s, tiny))
+                ratio[j - a] = q
             grad[:] = 0.0
             for j in range(a, b):
                 c = indices[j]
@@ -283,7 +295,7 @@ def _e_step(
                 old = np.float64(gamma[i, z])
                 # Stored in gamma's dtype, then read back: the sweeps run on
                 # gamma as rounded in its dtype, as in the NumPy kernel.
-                gamma[i, z] = grad[z] * t[z] + alpha[z]
+                gamma[i, z] = grad[z] * t[z] + direct[z] + alpha[z]
                 new = np.float64(gamma[i, z])
                 change += abs(new - old)
                 t[z] = np.exp(_digamma(new))
