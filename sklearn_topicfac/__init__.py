@@ -8,13 +8,24 @@ The package reads in floors, each importing only the floors below it:
   online updates, moves;
 - `estimators`: the scikit-learn faces;
 - helpers: `metrics`, `inspection`, `datasets`, `out_of_core`,
-  `distributed` and the command line.
+  `distributed` and the command line;
+- `config_context` / `set_config`: which engine runs the kernels (NumPy, or
+  the optional compiled numba twins).
 """
 
 from . import estimators
+from ._config import config_context, get_config, set_config
 from .engine import IterationInfo, fit_callback
 from .estimators import *  # noqa: F403 (the eight estimators, listed once there)
 
 __version__ = "0.1.0.dev0"
 
-__all__ = [*estimators.__all__, "IterationInfo", "fit_callback", "__version__"]
+__all__ = [
+    *estimators.__all__,
+    "IterationInfo",
+    "fit_callback",
+    "config_context",
+    "get_config",
+    "set_config",
+    "__version__",
+]

@@ -34,6 +34,7 @@ from sklearn.model_selection import KFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
+from ._config import with_config
 from ._optional import pyplot
 
 __all__ = [
@@ -637,7 +638,7 @@ def select_n_components(
             for _ in range(n_subsamples)
         ]
         tops = parallel(
-            delayed(_fit_top_terms)(estimator, k, seed, X, rows, n_top)
+            delayed(with_config(_fit_top_terms))(estimator, k, seed, X, rows, n_top)
             for k in candidates
             for seed, rows in zip(seeds, subsets, strict=True)
         )
@@ -654,7 +655,7 @@ def select_n_components(
         seeds = rng.randint(_SEED_MAX, size=n_splits)
         splits = _folds(cv, rng, X)
         scores = parallel(
-            delayed(_fit_and_score)(estimator, k, seed, X, train, test)
+            delayed(with_config(_fit_and_score))(estimator, k, seed, X, train, test)
             for k in candidates
             for seed, (train, test) in zip(seeds, splits, strict=True)
         )

@@ -35,3 +35,28 @@ settings.register_profile(
     max_examples=12_500,
 )
 settings.load_profile("ci")
+
+
+# ------------------------------------------------------------------ engines
+# The suite runs on the NumPy kernels (the reference); the tests that take
+# the ``engine`` fixture run on both engines.  Without numba the numba runs
+# skip (`pip install ".[fast]"`, which .ci/run installs for the slow tests).
+import pytest  # noqa: E402
+
+from sklearn_topicfac import config_context  # noqa: E402
+from sklearn_topicfac._config import numba_available  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _numpy_engine_by_default():
+    with config_context(engine="numpy"):
+        yield
+
+
+@pytest.fixture(params=["numpy", "numba"])
+def engine(request, _numpy_engine_by_default):
+    """Run the test on each engine of the kernels."""
+    if request.param == "numba" and not numba_available():
+        pytest.skip('the numba engine needs numba: pip install ".[fast]"')
+    with config_context(engine=request.param):
+        yield request.param

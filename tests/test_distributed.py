@@ -22,7 +22,16 @@ from numpy.testing import assert_allclose
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 
-from sklearn_topicfac import KLNMF, LDAVI, PLSI, JointNMF, NormalizedNMF
+from sklearn_topicfac import (
+    KLNMF,
+    LDAVI,
+    PLSI,
+    JointNMF,
+    NormalizedNMF,
+    config_context,
+    get_config,
+)
+from sklearn_topicfac._config import with_config
 from sklearn_topicfac.distributed import fit_dask
 from sklearn_topicfac.engine.dask import DaskData, runner_for
 from sklearn_topicfac.engine.iterations import start
@@ -74,8 +83,21 @@ def _close(a, b, rtol=1e-6):
     assert_allclose(a.embedding_, b.embedding_, rtol=rtol, atol=1e-10)
 
 
+def test_the_engine_setting_reaches_the_workers(client):
+    # What the runner's tasks and a lazy transform carry to the workers.
+    for engine in ("numpy", "auto"):
+        with config_context(engine=engine):
+            task = with_config(get_config)
+        assert client.submit(task, pure=False).result()["engine"] == engine
+    assert client.submit(get_config, pure=False).result()["engine"] == "auto"
+
+
+# On the numba engine too; slow (each worker process loads the twins).
+@pytest.mark.parametrize(
+    "engine", ["numpy", pytest.param("numba", marks=pytest.mark.slow)], indirect=True
+)
 @pytest.mark.parametrize(("Estimator", "params"), ESTIMATORS, ids=IDS)
-def test_distributed_fit_equals_in_memory_fit(client, Estimator, params):
+def test_distributed_fit_equals_in_memory_fit(engine, client, Estimator, params):
     X = _corpus()
     kw = dict(n_components=4, init="random", max_iter=12, tol=0, random_state=3)
     local = Estimator(**kw, **params).fit(X)

@@ -72,7 +72,7 @@ def test_lemma_6_1_l1_penalty_only_rescales_the_document_factor(alpha):
         assert np.array_equal(pen.embedding_ < 1e-3 * pen.embedding_.max(), small)
 
 
-def test_lemma_b_1_both_normalizations_give_the_same_iterates():
+def test_lemma_b_1_both_normalizations_give_the_same_iterates(engine):
     # Paper 002, Lemma B.1: from normalized starts, Alg. 4 and Alg. 6 give
     # the same topics at every iteration; W differs by the document lengths.
     X = _planted()
@@ -91,7 +91,7 @@ def test_lemma_b_1_both_normalizations_give_the_same_iterates():
         assert_allclose(both.loss_history_, comp.loss_history_, rtol=1e-10)
 
 
-def test_joint_updates_with_normalized_topics_are_plsi():
+def test_joint_updates_with_normalized_topics_are_plsi(engine):
     # Paper 002: NMF with normalized topics and joint updates is PLSA.
     X = _planted()
     W0, H0 = _normalized_start(X, 4)

@@ -37,7 +37,7 @@ def _same_fit(a, b, rtol=1e-6):
 
 
 @pytest.mark.parametrize("Estimator", [KLNMF, NormalizedNMF, PLSI, JointNMF, LDAVI])
-def test_blocks_fit_equals_in_memory_fit(Estimator):
+def test_blocks_fit_equals_in_memory_fit(engine, Estimator):
     X = planted_counts(n=250, m=50, seed=1)
     _same_fit(Estimator(**KW).fit(X), Estimator(**KW).fit(Blocks(X, block_size=60)))
 

@@ -24,7 +24,7 @@ def _tempered_em_reference(X, p_z, p_d_z, p_w_z, beta, n_steps):
 
 
 @pytest.mark.parametrize("beta", [1.0, 0.8])
-def test_plsi_iterates_equal_hofmanns_em(beta):
+def test_plsi_iterates_equal_hofmanns_em(engine, beta):
     rng = np.random.default_rng(0)
     X = rng.poisson(2.0, size=(9, 7)).astype(float)
     k = 3
@@ -67,7 +67,7 @@ def test_probabilities_are_normalized():
     assert_allclose(model.inverse_transform(theta).sum(axis=1), 1.0)
 
 
-def test_fold_in_is_em_on_topic_proportions():
+def test_fold_in_is_em_on_topic_proportions(engine):
     # theta <- theta * (R @ C.T) / N_d with C fixed, from the uniform start;
     # with tol=0 every document runs exactly max_iter sweeps.
     X = _planted(n=20)

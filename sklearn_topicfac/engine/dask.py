@@ -21,6 +21,7 @@ from operator import attrgetter, getitem
 
 import numpy as np
 
+from .._config import with_config
 from .runners import (
     LocalRunner,
     doc_task,
@@ -120,8 +121,9 @@ def map_row_blocks(function, X, n_columns):
     """``function`` (e.g. a fitted ``transform``) on every row block: lazy."""
     _check_dask_array(X)
     dtype = np.float32 if X.dtype == np.float32 else np.float64
+    # The workers run it with the configuration of the caller (the engine).
     return X.map_blocks(
-        function,
+        with_config(function),
         dtype=dtype,
         chunks=(X.chunks[0], (n_columns,)),
         meta=np.empty((0, 0), dtype=dtype),
@@ -218,7 +220,7 @@ class DaskRunner:
     def start(self, model, specs, H_raw):
         H_f = self._put(H_raw)
         self.states = [
-            self.client.submit(start_task, model, b, H_f, spec, pure=False)
+            self.client.submit(with_config(start_task), model, b, H_f, spec, pure=False)
             for b, spec in zip(self.blocks, specs, strict=True)
         ]
         self._checkpoint()
@@ -249,14 +251,16 @@ class DaskRunner:
         """Submit every block's document step: futures of ``(W, stats)``."""
         H_f = self._put(H)
         return [
-            self.client.submit(doc_task, model, b, W, H_f, scale, warm, pure=False)
+            self.client.submit(
+                with_config(doc_task), model, b, W, H_f, scale, warm, pure=False
+            )
             for b, W in zip(self.blocks, states, strict=True)
         ]
 
     def _mapped(self, model, H_raw, states):
         H_f = self._put(H_raw)
         return [
-            self.client.submit(map_task, model, b, W, H_f, pure=False)
+            self.client.submit(with_config(map_task), model, b, W, H_f, pure=False)
             for b, W in zip(self.blocks, states, strict=True)
         ]
 
@@ -305,7 +309,9 @@ class DaskRunner:
         def run():
             H_f = self._put(H)
             results = [
-                client.submit(finish_task, model, b, W, H_f, scale, pure=False)
+                client.submit(
+                    with_config(finish_task), model, b, W, H_f, scale, pure=False
+                )
                 for b, W in zip(self.blocks, self.states, strict=True)
             ]
             total, _ = self._reduce([client.submit(getitem, r, 0) for r in results])
@@ -333,12 +339,16 @@ class DaskRunner:
         """
         H_f = self._put(H)
         kept = [
-            self.client.submit(responsibilities_task, model, b, W, H_f, pure=False)
+            self.client.submit(
+                with_config(responsibilities_task), model, b, W, H_f, pure=False
+            )
             for b, W in zip(self.blocks, self.states, strict=True)
         ]
         for t in topics:
             parts = [
-                self.client.submit(entries_task, model, b, r, t, pure=False)
+                self.client.submit(
+                    with_config(entries_task), model, b, r, t, pure=False
+                )
                 for b, r in zip(self.blocks, kept, strict=True)
             ]
             yield t, self._recovering(lambda parts=parts: self.client.gather(parts))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .._config import config_context, get_config
 from ..kernels import thread_budget
 from .iterations import run, run_on, run_online, start, topics_of
 from .moves import split_merge
@@ -78,7 +79,10 @@ def fit(
     final = settings
     if moving:
         settings = replace(settings, tol=settings.tol * COARSE)
-    with thread_budget():
+    # The configuration (the engine) is read once, now: every kernel call of
+    # the fit runs with it, here and on the Dask workers (the runner's tasks
+    # carry it, `with_config`).
+    with config_context(**get_config()), thread_budget():
         best = best_states = None
         for index in range(settings.n_init):
             if index == 0:

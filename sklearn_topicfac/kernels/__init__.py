@@ -11,14 +11,19 @@ One notation everywhere::
 Every kernel keeps the floating dtype of its inputs (float32 stays float32),
 allocates at most O(nnz + (n_samples + n_features) * k) memory, never
 modifies its arguments and holds no state.  Validation lives above, in the
-estimators.  The kernels import nothing from the rest of the package.
+estimators.
 
 - `products`: the sampled product and ratio at the non-zeros, sparse-dense
   products;
 - `divergence`: the generalized KL divergence;
 - `updates`: multiplicative (KL-NMF) and EM (PLSI) updates, normalization;
 - `variational`: LDA's variational E-step, bounds and Dirichlet/Gamma terms;
-- `completion`: the document-completion split of the held-out score.
+- `completion`: the document-completion split of the held-out score;
+- `fold_in`: new documents' factor with the topics fixed;
+- `compiled`: the compiled twins of the kernels (the optional numba
+  engine), to which the kernels above dispatch when it is selected
+  (`sklearn_topicfac.config_context`); the one import from the rest of the
+  package is that setting (`sklearn_topicfac._config`).
 """
 
 from ._parallel import thread_budget
@@ -28,6 +33,7 @@ from .completion import (
     completion_split,
 )
 from .divergence import kl_divergence, kl_divergence_from_ratio
+from .fold_in import mu_fold_in
 from .products import (
     multiply_keeping_zeros,
     positive_or_one,
@@ -80,6 +86,7 @@ __all__ = [
     "lda_log_likelihood_rows",
     "multiply_keeping_zeros",
     "mu_doc_step",
+    "mu_fold_in",
     "mu_topic_update",
     "mu_update_h",
     "mu_update_w",

@@ -13,6 +13,7 @@ import time
 from contextlib import contextmanager
 
 import joblib
+import numpy as np
 
 # Work (stored entries times k) below which a kernel stays on one thread:
 # starting a thread costs ~50 us, a few hundred thousand multiply-adds.
@@ -149,3 +150,11 @@ class WorkQueue:
     def __next__(self):
         with self._lock:
             return next(self._items)
+
+
+def split_rows(indptr, n_parts):
+    """Row boundaries splitting a CSR matrix into ``n_parts`` ranges of ~equal nnz."""
+    n_rows = indptr.shape[0] - 1
+    targets = np.linspace(0, indptr[-1], n_parts + 1)[1:-1]
+    cuts = np.searchsorted(indptr, targets, side="left")
+    return np.concatenate(([0], np.minimum(cuts, n_rows), [n_rows]))

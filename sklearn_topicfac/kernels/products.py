@@ -7,7 +7,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _parallel
-from ._parallel import WorkQueue, map_parts, n_threads, run_parallel
+from ._engine import twins
+from ._parallel import WorkQueue, map_parts, n_threads, run_parallel, split_rows
 
 # Elements of the (nnz, k) gather temporaries built per unit of work of the
 # sampled product, for 4-byte floats (half as many for 8-byte floats).
@@ -19,14 +20,6 @@ _CHUNK_ELEMENTS = 1 << 17
 # Entries of a run of consecutive rows of equal length from which the run is
 # computed as one batched matrix-vector product (below it, a plain gather).
 _MIN_SLAB = 1 << 9
-
-
-def split_rows(indptr, n_parts):
-    """Row boundaries splitting a CSR matrix into ``n_parts`` ranges of ~equal nnz."""
-    n_rows = indptr.shape[0] - 1
-    targets = np.linspace(0, indptr[-1], n_parts + 1)[1:-1]
-    cuts = np.searchsorted(indptr, targets, side="left")
-    return np.concatenate(([0], np.minimum(cuts, n_rows), [n_rows]))
 
 
 def compressed_view(data, indices, indptr, shape, fmt="csr"):
@@ -165,6 +158,8 @@ def product_at_nonzeros(X, W, H):
     -------
     Y : ndarray of shape (X.nnz,), dtype of ``W @ H``.
     """
+    if (fast := twins(X, W.shape[1])) is not None:
+        return fast.product_at_nonzeros(X, W, H)
     k = W.shape[1]
     out = np.empty(X.nnz, dtype=np.result_type(W.dtype, H.dtype))
     if X.nnz == 0:
@@ -204,6 +199,8 @@ def ratio_at_nonzeros(X, W, H):
     R : scipy.sparse.csr_matrix of shape (n_samples, n_features)
         Same sparsity pattern as ``X`` (its index arrays are shared, not copied).
     """
+    if (fast := twins(X, W.shape[1])) is not None:
+        return fast.ratio_at_nonzeros(X, W, H)
     Y = product_at_nonzeros(X, W, H)
     divide_into_ratio(X.data, Y)
     return sp.csr_matrix((Y, X.indices, X.indptr), shape=X.shape, copy=False)

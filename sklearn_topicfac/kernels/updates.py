@@ -5,6 +5,7 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
+from ._engine import twins
 from ._parallel import WorkQueue, n_threads, run_parallel
 from .products import (
     compressed_view,
@@ -52,6 +53,8 @@ def mu_doc_step(X, W, H):
     separate kernels up to rounding; same units and threads as
     `product_at_nonzeros`.
     """
+    if (fast := twins(X, W.shape[1])) is not None:
+        return fast.mu_doc_step(X, W, H)
     k = W.shape[1]
     dtype = np.result_type(W.dtype, H.dtype)
     r = np.empty(X.nnz, dtype=dtype)

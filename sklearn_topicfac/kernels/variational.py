@@ -3,6 +3,7 @@
 import numpy as np
 from scipy.special import gammaln, psi
 
+from ._engine import twins
 from .products import compressed_view, divide_into_ratio, transposed_product
 
 # ------------------------------------------------------------------------
@@ -297,6 +298,8 @@ def lda_e_step(X, gamma, B, alpha, max_iter, tol):
         for the returned ``gamma``, floored at the smallest normal number:
         what the bound and the sufficient statistics need.
     """
+    if (fast := twins(X, B.shape[0])) is not None:
+        return fast.lda_e_step(X, gamma, B, alpha, max_iter, tol)
     k, m = B.shape
     Bt_pad = np.zeros((m + 1, k), dtype=B.dtype)
     Bt_pad[:m] = B.T

@@ -48,7 +48,7 @@ import numpy as np
 from .._validation import length_order, unsort_rows
 from ..kernels import (
     kl_divergence_from_ratio,
-    mu_update_w,
+    mu_fold_in,
     multiply_keeping_zeros,
     normalize_rows,
     positive_or_one,
@@ -127,28 +127,16 @@ class TopicModel:
         depend on the other documents in the batch.
         """
         H = H.astype(X.dtype, copy=False)
-        h = H.sum(axis=1)
         # Documents are independent here: sorted by length (and kept sorted
         # as finished ones drop out), the sampled products are batched.
         order = length_order(X)
         if order is not None:
             X = X[order]
         n_d = np.asarray(X.sum(axis=1)).ravel()
-        total = h.sum()
+        total = H.sum(axis=1).sum()
         W = np.repeat((n_d / (total if total > 0 else 1))[:, None], H.shape[0], axis=1)
         W = W.astype(X.dtype, copy=False)
-        active = np.flatnonzero(n_d > 0)
-        for _ in range(self.fold_in_iter):
-            if active.size == 0:
-                break
-            Xa = X if active.size == X.shape[0] else X[active]
-            Wa = W[active]
-            Wn = mu_update_w(ratio_at_nonzeros(Xa, Wa, H), Wa, H)
-            change = np.abs(normalize_rows(Wn * h)[0] - normalize_rows(Wa * h)[0]).mean(
-                axis=1
-            )
-            W[active] = Wn
-            active = active[change >= self.fold_in_tol]
+        W = mu_fold_in(X, H, W, self.fold_in_iter, self.fold_in_tol)
         return unsort_rows(W, order)
 
     def doc_output(self, W, p_z=None):

@@ -1,0 +1,37 @@
+"""Which engine runs a kernel call: the dispatch to the compiled twins."""
+
+import scipy.sparse as sp
+
+from .. import _config
+
+# Work (stored entries times k) from which engine="auto" runs a call on the
+# numba engine.  Below it a NumPy kernel call takes a few milliseconds, and
+# a fit of a few hundred iterations would not win back the one-time compile
+# of its twins (1 to 3 s each on a first use; numba's cache then keeps them):
+# the README's demo (Classic3, k = 3: 0.5 M) stays on NumPy and never
+# imports numba.
+AUTO_MIN_WORK = 1 << 22
+
+
+def twins(X, k=1):
+    """The compiled twins (`kernels.compiled`) for a call on ``X`` with ``k``
+    topics, or None for the NumPy kernels.
+
+    The twins run when ``X`` is CSR, ``k >= 1`` and the engine is
+    ``"numba"``, or ``"auto"`` with numba installed and ``X.nnz * k`` of at
+    least `AUTO_MIN_WORK`.  The module, hence numba, is imported on the
+    first such call, and each twin compiles (or loads from numba's cache)
+    on its own first call.
+    """
+    if k < 1 or not (sp.issparse(X) and X.format == "csr"):
+        return None
+    engine = _config.get_config()["engine"]
+    if engine == "numpy":
+        return None
+    if engine == "auto" and (
+        X.nnz * k < AUTO_MIN_WORK or not _config.numba_available()
+    ):
+        return None
+    from . import compiled
+
+    return compiled

@@ -1,0 +1,288 @@
+"""The engine switch and the two engines of the kernels: NumPy and numba.
+
+The NumPy kernels are the reference; their compiled twins
+(`sklearn_topicfac.kernels.compiled`) must give the same fits to rounding:
+rtol 1e-10 in float64 and 1e-4 in float32 after 50 iterations.  The
+contract tests of the kernels and the equivalence tests of the estimators
+run on both engines through the ``engine`` fixture (``tests/conftest.py``).
+"""
+
+import contextvars
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _corpora import lda_counts, planted_counts, random_start
+from joblib import Parallel, delayed
+from numpy.testing import assert_allclose
+
+from sklearn_topicfac import (
+    KLNMF,
+    LDAVI,
+    PLSI,
+    GammaPoissonVI,
+    HybridNMFPLSI,
+    JointNMF,
+    NormalizedNMF,
+    _config,
+    config_context,
+    get_config,
+    set_config,
+)
+from sklearn_topicfac import kernels as K
+
+needs_numba = pytest.mark.skipif(
+    not _config.numba_available(),
+    reason='the numba engine needs numba: pip install ".[fast]"',
+)
+
+# ------------------------------------------------------------ the switch
+
+
+def test_config_context_overrides_and_restores():
+    assert get_config()["engine"] == "numpy"  # the suite's default (conftest)
+    with config_context(engine="auto"):
+        assert get_config() == {"engine": "auto"}
+        with config_context():
+            assert get_config()["engine"] == "auto"
+    assert get_config()["engine"] == "numpy"
+
+
+def test_set_config_is_the_default_outside_contexts():
+    before = _config.get_config()
+    try:
+        set_config(engine="numpy")
+        set_config()  # None leaves it unchanged
+        with config_context(engine="auto"):
+            pass
+        # The suite's context pins numpy; the default shows in a fresh context.
+        assert contextvars.Context().run(get_config) == {"engine": "numpy"}
+    finally:
+        set_config(**before)
+
+
+@pytest.mark.parametrize("engine", ["fast", "NUMPY", 1])
+def test_an_unknown_engine_is_a_clear_error(engine):
+    with pytest.raises(ValueError, match="is not an engine; use one of"):
+        set_config(engine=engine)
+    with pytest.raises(ValueError, match="is not an engine"):
+        with config_context(engine=engine):
+            pass
+
+
+def test_numba_without_numba_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(_config, "numba_available", lambda: False)
+    with pytest.raises(ValueError, match=r"pip install .*\[fast\]"):
+        with config_context(engine="numba"):
+            pass
+    with config_context(engine="auto"):
+        assert _config.resolved_engine() == "numpy"
+
+
+def test_auto_is_numba_when_it_is_installed():
+    with config_context(engine="auto"):
+        expected = "numba" if _config.numba_available() else "numpy"
+        assert _config.resolved_engine() == expected
+
+
+@needs_numba
+def test_auto_runs_large_calls_on_numba_and_small_ones_on_numpy():
+    from sklearn_topicfac.kernels import _engine, compiled
+
+    X = sp.random(100, 100, density=0.5, format="csr", random_state=0)
+    large_k = _engine.AUTO_MIN_WORK // X.nnz + 1
+    with config_context(engine="auto"):
+        assert _engine.twins(X, large_k) is compiled
+        assert _engine.twins(X, 3) is None
+        assert _engine.twins(X.toarray(), large_k) is None  # dense: NumPy
+    with config_context(engine="numba"):
+        assert _engine.twins(X, 3) is compiled
+    with config_context(engine="numpy"):
+        assert _engine.twins(X, large_k) is None
+
+
+def _engine_in_worker():
+    return get_config()["engine"]
+
+
+def test_the_setting_reaches_joblib_worker_processes():
+    with config_context(engine="numpy"):
+        task = _config.with_config(_engine_in_worker)
+    with config_context(engine="auto"):
+        seen = Parallel(n_jobs=2, backend="loky")(delayed(task)() for _ in range(2))
+    assert seen == ["numpy", "numpy"]
+
+
+@needs_numba
+def test_the_engine_is_read_when_fit_runs(monkeypatch):
+    from sklearn_topicfac.kernels import compiled
+
+    calls = []
+    original = compiled.mu_doc_step
+
+    def counting(*args):
+        calls.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(compiled, "mu_doc_step", counting)
+    X = planted_counts()
+    est = KLNMF(3, random_state=0, max_iter=5, split_merge=0)
+    with config_context(engine="numpy"):
+        est.fit(X)
+    assert calls == []
+    with config_context(engine="numba"):
+        est.fit(X)
+    assert len(calls) == 5
+
+
+# --------------------------------------------------- the two engines agree
+
+FITS = [
+    (KLNMF, {}),
+    (NormalizedNMF, {}),
+    (PLSI, {}),
+    (PLSI, {"beta": 0.8}),
+    (JointNMF, {}),
+    (JointNMF, {"normalize": "both"}),
+    (HybridNMFPLSI, {}),
+]
+
+
+def _fit_on(engine, Estimator, params, X, W0, H0):
+    est = Estimator(
+        3, init="custom", max_iter=50, tol=0, split_merge=0, random_state=0, **params
+    )
+    if Estimator is JointNMF and params.get("normalize") == "both":
+        W0 = W0 / W0.sum(axis=1, keepdims=True)
+    with config_context(engine=engine):
+        est.fit(X, W=W0, H=H0)
+        return est, est.transform(X)
+
+
+@needs_numba
+@pytest.mark.parametrize(("Estimator", "params"), FITS, ids=repr)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_engines_agree_after_50_iterations(Estimator, params, dtype):
+    X = planted_counts(dtype=dtype)
+    W0, H0 = (A.astype(dtype) for A in random_start(X, 3))
+    ref, ref_doc = _fit_on("numpy", Estimator, params, X, W0, H0)
+    fast, fast_doc = _fit_on("numba", Estimator, params, X, W0, H0)
+    rtol = 1e-4 if dtype == np.float32 else 1e-10
+    assert fast.components_.dtype == ref.components_.dtype == dtype
+    assert fast_doc.dtype == dtype
+    assert_allclose(fast.components_, ref.components_, rtol=rtol, atol=1e-12)
+    assert_allclose(fast.loss_history_, ref.loss_history_, rtol=rtol)
+    assert_allclose(fast.embedding_, ref.embedding_, rtol=rtol, atol=1e-12)
+    assert_allclose(fast_doc, ref_doc, rtol=rtol, atol=1e-12)
+
+
+@needs_numba
+@pytest.mark.parametrize("Estimator", [LDAVI, GammaPoissonVI])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_variational_engines_agree(Estimator, dtype):
+    # In float64 as the NMF family.  In float32 the twin's E-step sums each
+    # sweep in float64: it ends within 1e-4 of the float64 E-step where the
+    # NumPy kernel's float32 sweeps end within 4e-4 (measured), so the two
+    # float32 fits differ by the NumPy kernel's own rounding, ~3e-3 here.
+    X = lda_counts(dtype=dtype)
+    fits = []
+    for engine in ("numpy", "numba"):
+        with config_context(engine=engine):
+            est = Estimator(4, max_iter=20, random_state=0, split_merge=0).fit(X)
+            fits.append((est, est.transform(X)))
+    (ref, ref_doc), (fast, fast_doc) = fits
+    rtol, atol = (1e-2, 1e-6) if dtype == np.float32 else (1e-10, 1e-14)
+    assert fast.components_.dtype == dtype and fast_doc.dtype == dtype
+    assert_allclose(fast.components_, ref.components_, rtol=rtol, atol=atol)
+    assert_allclose(fast_doc, ref_doc, rtol=rtol, atol=atol)
+
+
+def _kernel_inputs(dtype, seed=0):
+    X = lda_counts(n=60, m=40, k=3, seed=seed, dtype=dtype)
+    X.data[::7] = 0.0  # stored zeros
+    rng = np.random.default_rng(seed)
+    W = (rng.random((X.shape[0], 3)) + 0.1).astype(dtype)
+    H = (rng.random((3, X.shape[1])) + 0.1).astype(dtype)
+    return X, W, H
+
+
+def _calls(X, W, H):
+    B = H / H.sum(axis=1, keepdims=True)
+    return {
+        "mu_doc_step": lambda: K.mu_doc_step(X, W, H),
+        "ratio_at_nonzeros": lambda: K.ratio_at_nonzeros(X, W, H),
+        "product_at_nonzeros": lambda: K.product_at_nonzeros(X, W, H),
+        "mu_fold_in": lambda: K.mu_fold_in(X, H, W, 100, 1e-6),
+        "lda_e_step": lambda: K.lda_e_step(X, W + 1, B, 0.1, 100, 1e-6),
+    }
+
+
+def _arrays(result):
+    if not isinstance(result, tuple):
+        result = (result,)
+    return [r.toarray() if sp.issparse(r) else r for r in result]
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "mu_doc_step",
+        "ratio_at_nonzeros",
+        "product_at_nonzeros",
+        "mu_fold_in",
+        "lda_e_step",
+    ],
+)
+def test_twins_match_keep_dtype_and_leave_inputs_alone(name, dtype):
+    X, W, H = _kernel_inputs(dtype)
+    before = [A.copy() for A in (X.data, X.indices, X.indptr, W, H)]
+    with config_context(engine="numpy"):
+        ref = _arrays(_calls(X, W, H)[name]())
+    with config_context(engine="numba"):
+        fast = _arrays(_calls(X, W, H)[name]())
+    rtol = 1e-4 if dtype == np.float32 else 1e-10
+    for a, b in zip(fast, ref, strict=True):
+        assert a.dtype == b.dtype == dtype
+        assert_allclose(a, b, rtol=rtol, atol=1e-30)
+    for a, b in zip(before, (X.data, X.indices, X.indptr, W, H), strict=True):
+        assert np.array_equal(a, b)
+
+
+@needs_numba
+@pytest.mark.parametrize("Estimator", [KLNMF, PLSI, JointNMF, LDAVI])
+def test_numba_float32_extreme_magnitudes_stay_finite(Estimator):
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.0, size=(30, 20)).astype(np.float32)
+    X[0, :3] = [1e30, 1e-30, 3e32]
+    X[1, 5] = 1e-38
+    with config_context(engine="numba"):
+        est = Estimator(3, random_state=0, max_iter=30).fit(sp.csr_matrix(X))
+        doc = est.transform(sp.csr_matrix(X))
+    assert est.components_.dtype == np.float32
+    assert np.isfinite(est.components_).all() and np.isfinite(doc).all()
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_e_step_twin_at_a_word_no_topic_produces(dtype):
+    # Point-estimate topics (GammaPoissonVI's) give a term absent from the
+    # training data probability exactly 0: the ratio there overflows, and
+    # the word must contribute nothing instead of turning gamma into NaN.
+    X = sp.csr_matrix(np.array([[10.0, 3.0, 0.0], [1e6, 0.0, 2.0]], dtype=dtype))
+    B = np.array([[0.0, 0.7, 0.3], [0.0, 0.2, 0.8]], dtype=dtype)
+    with config_context(engine="numba"):
+        g, y = K.lda_e_step(X, np.ones((2, 2), dtype=dtype), B, 0.5, 50, 0.0)
+    assert g.dtype == dtype and np.isfinite(g).all() and np.isfinite(y).all()
+    # The word contributes nothing: gamma is that of the other words alone.
+    with config_context(engine="numba"):
+        g_without, _ = K.lda_e_step(
+            sp.csr_matrix(X.toarray()[:, 1:]),
+            np.ones((2, 2), dtype=dtype),
+            B[:, 1:],
+            0.5,
+            50,
+            0.0,
+        )
+    assert_allclose(g, g_without, rtol=1e-6)
