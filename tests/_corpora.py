@@ -9,12 +9,13 @@ import scipy.sparse as sp
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-def planted_counts(n=80, m=60, k=4, seed=0, dtype=np.float64, sparse=True):
-    """Poisson counts from a planted topic model: sparse topics, mixed documents."""
+def planted_counts(n=80, m=60, k=4, seed=0, dtype=np.float64, sparse=True, length=40):
+    """Poisson counts from a planted topic model: sparse topics, mixed
+    documents of ``length`` words on average."""
     rng = np.random.default_rng(seed)
     theta = rng.dirichlet(np.full(k, 0.3), size=n)
     phi = rng.dirichlet(np.full(m, 0.1), size=k)
-    X = rng.poisson(40 * theta @ phi).astype(dtype)
+    X = rng.poisson(length * theta @ phi).astype(dtype)
     return sp.csr_matrix(X) if sparse else X
 
 

@@ -341,6 +341,27 @@ def estimators_with(*flags, **values):
     return params
 
 
+def slow_except(params, *fast):
+    """``params`` (``pytest.param`` or classes) with every one not named in
+    ``fast`` marked slow: the README's test command keeps one
+    representative of a costly test, ``.ci/run`` runs them all."""
+    marked, kept = [], set()
+    for param in params:
+        value = param.values[0] if hasattr(param, "values") else param
+        name = getattr(value, "name", getattr(value, "__name__", None))
+        if name in fast:
+            kept.add(name)
+            marked.append(param)
+        elif hasattr(param, "values"):
+            marked.append(
+                pytest.param(*param.values, id=param.id, marks=pytest.mark.slow)
+            )
+        else:
+            marked.append(pytest.param(param, id=name, marks=pytest.mark.slow))
+    assert kept == set(fast), f"no parameter named {set(fast) - kept}"
+    return marked
+
+
 def estimators_without(flag):
     """``pytest.param`` of every spec whose ``flag`` is false (or None)."""
     params = [pytest.param(s, id=s.name) for s in REGISTRY if not getattr(s, flag)]

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import planted_counts
-from _estimators import estimators_with
+from _estimators import estimators_with, slow_except
 from distributed import Client, LocalCluster
 from joblib import parallel_config
 from numpy.testing import assert_allclose
@@ -115,7 +115,9 @@ def test_distributed_fit_equals_in_memory_fit(engine, client, Estimator, params)
         assert_allclose(local.p_z_, on_cluster.p_z_, rtol=1e-6)
 
 
-@pytest.mark.parametrize("spec", estimators_with("blockwise"))
+@pytest.mark.parametrize(
+    "spec", slow_except(estimators_with("blockwise"), "PLSI", "LDAVI")
+)
 def test_distributed_fit_at_default_parameters_equals_in_memory_fit(client, spec):
     # The start included (NNDSVDa from products of the blocks on the
     # workers), and the split-merge moves, proposed, tried on the workers and

@@ -42,7 +42,18 @@ def test_every_example_is_covered():
     }
 
 
-@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+SLOW_EXAMPLES = {"choosing_k.py"}  # about 20 s: run with the slow tests
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        pytest.param(p, id=p.name, marks=pytest.mark.slow)
+        if p.name in SLOW_EXAMPLES
+        else pytest.param(p, id=p.name)
+        for p in EXAMPLES
+    ],
+)
 def test_example_runs(script, tmp_path):
     env = dict(os.environ, MPLBACKEND="Agg")
     env["PYTHONPATH"] = os.pathsep.join(

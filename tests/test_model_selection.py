@@ -22,7 +22,7 @@ from sklearn.decomposition import NMF
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
-from sklearn_topicfac import KLNMF, PLSI
+from sklearn_topicfac import KLNMF, PLSI, metrics
 from sklearn_topicfac.model_selection import (
     NComponentsSelection,
     select_n_components,
@@ -278,6 +278,63 @@ def test_held_out_default_folds_are_shuffled_folds_seeded_after_the_fits():
     assert_allclose(result.split_scores[0], expected)
 
 
+# ------------------------------------------------------ information criteria
+@pytest.mark.parametrize("method", ["aic", "bic"])
+def test_criteria_equal_the_metrics_of_one_fit_per_k(method):
+    X = planted_counts(n=60, m=40, k=3, seed=13)
+    result = select_n_components(
+        PLSI(max_iter=50), X, [2, 3, 5], method=method, random_state=4
+    )
+    seed = np.random.RandomState(4).randint(SEED_MAX)
+    n_words = X.sum()
+    expected = [
+        -getattr(metrics, method)(
+            PLSI(n_components=k, max_iter=50, random_state=seed).fit(X), X
+        )
+        / (2 * n_words)
+        for k in (2, 3, 5)
+    ]
+    assert result.method == method
+    assert result.split_scores.shape == (3, 1)
+    assert_allclose(result.scores, expected, rtol=1e-12)
+    assert result.best_n_components == (2, 3, 5)[int(np.argmax(expected))]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_criteria_find_the_planted_number_of_topics(seed):
+    def chosen(method, length):
+        X = planted_counts(n=200, m=60, k=4, seed=seed, length=length)
+        return select_n_components(
+            KLNMF(), X, [2, 3, 4, 5, 6], method=method, random_state=0
+        ).best_n_components
+
+    # AIC finds the 4 planted topics in documents of 40 words; BIC, whose
+    # penalty per parameter is log N, underestimates there (it chose 3 or 2
+    # on four of the seeds 0-4) and needs longer documents.
+    assert chosen("aic", 40) == 4
+    assert chosen("bic", 40) < 4
+    assert chosen("bic", 400) == 4
+
+
+def test_bic_never_chooses_more_topics_than_aic_from_the_same_fits():
+    # BIC - AIC = p (log N - 2), increasing in k when log N > 2: with the
+    # same fits (same seed), BIC's argmin cannot lie above AIC's.
+    X = lda_counts(n=120, m=50, k=4, seed=3)
+    args = (PLSI(max_iter=60), X, [1, 2, 3, 4, 6, 8, 12])
+    aic = select_n_components(*args, method="aic", random_state=5)
+    bic = select_n_components(*args, method="bic", random_state=5)
+    assert np.log(X.sum()) > 2
+    assert bic.best_n_components <= aic.best_n_components
+    # Per word, BIC's penalty exceeds AIC's by p (log N - 2) / (2 N).
+    assert np.all(bic.scores < aic.scores)
+
+
+def test_criteria_need_a_topic_model_of_the_package():
+    X = planted_counts(n=40, m=20, k=2, seed=14)
+    with pytest.raises(TypeError, match="topic_proportions"):
+        select_n_components(NMF(max_iter=50), X, [2, 3], method="aic")
+
+
 # ---------------------------------------------------------- shuffled folds
 def test_shuffled_folds_mix_a_class_sorted_corpus():
     y = np.repeat([0, 1, 2], 30)  # sorted by class, as corpora often are
@@ -319,7 +376,7 @@ class _SparseOnlyKLNMF(KLNMF):
         return super().score(X, y)
 
 
-@pytest.mark.parametrize("method", ["stability", "held_out"])
+@pytest.mark.parametrize("method", ["stability", "held_out", "aic"])
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
 def test_sparse_input_is_neither_densified_nor_modified(method, fmt):
     X = planted_counts(n=45, m=30, k=3, seed=11).asformat(fmt)

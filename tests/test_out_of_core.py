@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import planted_counts
-from _estimators import estimators_with
+from _estimators import estimators_with, slow_except
 from numpy.testing import assert_allclose
 from sklearn.base import clone
 
@@ -183,7 +183,9 @@ def _fold_in_objective(model, X):
     return kl_divergence(X, W, H)
 
 
-@pytest.mark.parametrize("Estimator", [KLNMF, NormalizedNMF, PLSI, JointNMF])
+@pytest.mark.parametrize(
+    "Estimator", slow_except([KLNMF, NormalizedNMF, PLSI, JointNMF], "KLNMF")
+)
 def test_partial_fit_approaches_the_batch_solution(Estimator):
     X = planted_counts(n=600, m=80, seed=0)
     batch = Estimator(n_components=4, random_state=0, max_iter=500, tol=1e-7).fit(X)

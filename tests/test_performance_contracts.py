@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import planted_counts, random_start
+from _estimators import slow_except
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import xlogy
 
@@ -308,7 +309,9 @@ def test_fit_does_not_modify_or_keep_a_sorted_view_of_the_input():
         assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("Estimator", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "Estimator", slow_except(ESTIMATORS, "JointNMF"), ids=lambda c: c.__name__
+)
 def test_fit_memory_is_o_nnz_plus_factors(Estimator):
     # A 20,000 x 20,000 corpus with 10 entries per document: its dense model
     # would take 3.2 GB.  Peak memory of a fit must be a small multiple of
