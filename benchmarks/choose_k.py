@@ -19,7 +19,9 @@ Methods (``--estimator`` picks the topic model, KLNMF by default):
   (NNDSVDa, a deterministic function of the data up to a seed), as the paper
   uses NNDSVD;
 - ``held-out``: the mean held-out document-completion log-likelihood per word
-  over 3 shuffled folds (``score``, what ``GridSearchCV`` computes).
+  over 3 shuffled folds (``score``, what ``GridSearchCV`` computes);
+- ``AIC``, ``BIC``: one fit per k on all the documents, scored by Akaike's or
+  Schwarz's information criterion (``sklearn_topicfac.metrics.aic``/``bic``).
 
 Budget: two cores shared with other work, so ``n_jobs=1``, 5 subsamples of
 80 % of the documents (the paper uses 100), ``max_iter=100`` (the fits stop
@@ -46,7 +48,14 @@ from sklearn_topicfac.model_selection import select_n_components
 
 GRID = (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30)
 TOLERANCE = 0.3  # a hit: within +/-30 % of the number of classes
-METHODS = ("stability (random starts)", "stability (SVD start)", "held-out")
+PER_WORD_RANGE = 0.6  # the figure's per-word axis: the best k minus this
+METHODS = (
+    "stability (random starts)",
+    "stability (SVD start)",
+    "held-out",
+    "AIC",
+    "BIC",
+)
 
 
 def _setup(method, Estimator, max_iter):
@@ -56,6 +65,8 @@ def _setup(method, Estimator, max_iter):
         return Estimator(init="random", **params), {"method": "stability"}
     if method == "stability (SVD start)":
         return Estimator(**params), {"method": "stability"}
+    if method in ("AIC", "BIC"):
+        return Estimator(**params), {"method": method.lower()}
     return Estimator(**params), {"method": "held_out"}
 
 
@@ -132,7 +143,8 @@ def markdown(results, corpora, methods, Estimator, n_subsamples, seed):
     lines += ["", f"Total: {total / 60:.1f} min.", ""]
     lines += [
         "Mean score by k (stability: agreement in [0, 1]; held-out: nats per "
-        "word; the chosen k in bold):",
+        "word; AIC, BIC: minus the criterion over twice the words; the chosen "
+        "k in bold):",
         "",
     ]
     for corpus in corpora:
@@ -162,28 +174,31 @@ def figure(results, corpora, methods, path):
     fig, axes = plt.subplots(
         n_rows, n_cols, figsize=(4.6 * n_cols, 3.4 * n_rows), squeeze=False
     )
-    colors = dict(zip(methods, ("C0", "C1", "C2"), strict=False))
+    colors = dict(zip(methods, ("C0", "C1", "C2", "C3", "C4"), strict=False))
     for ax, corpus in zip(axes.ravel(), corpora, strict=False):
         n_classes = results[corpus, methods[0]][1]
         twin = None
         for method in methods:
             result = results[corpus, method][0]
             target = ax
-            if result.method == "held_out":
+            per_word = result.method != "stability"  # nats per word
+            if per_word:
                 twin = twin or ax.twinx()
                 target = twin
             # The folds' held-out scores differ by a per-fold offset (which
             # words each test fold holds), the same for every k: their spread
             # says nothing about the differences between k.  No error bars.
+            # Per-word curves relative to their best, so that criteria with
+            # different offsets share one axis (clipped at -PER_WORD_RANGE).
             target.errorbar(
                 result.candidates,
-                result.scores,
-                yerr=None if result.method == "held_out" else result.scores_std,
+                result.scores - result.scores.max() if per_word else result.scores,
+                yerr=None if per_word else result.scores_std,
                 marker="o",
                 markersize=3,
                 capsize=2,
                 color=colors[method],
-                linestyle="--" if result.method == "held_out" else "-",
+                linestyle="--" if per_word else "-",
                 label=f"{method}: k = {result.best_n_components}",
             )
         ax.axvspan(
@@ -201,7 +216,8 @@ def figure(results, corpora, methods, path):
         ax.set_ylabel("stability (agreement)")
         handles, labels = ax.get_legend_handles_labels()
         if twin is not None:
-            twin.set_ylabel("held-out log-lik. per word")
+            twin.set_ylabel("nats per word below the best k", fontsize=8)
+            twin.set_ylim(-PER_WORD_RANGE, 0.02)
             more = twin.get_legend_handles_labels()
             handles, labels = handles + more[0], labels + more[1]
         ax.legend(handles, labels, fontsize=6, loc="best", framealpha=0.7)

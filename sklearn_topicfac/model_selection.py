@@ -1,6 +1,6 @@
-"""Choosing the number of topics: stability analysis and held-out likelihood.
+"""Choosing the number of topics: stability, held-out likelihood, AIC and BIC.
 
-Two questions, two criteria:
+Two questions, and the information criteria:
 
 - **Which k finds the document groups?** -- :func:`select_n_components` with
   ``method="stability"`` (Greene, O'Callaghan & Cunningham 2014): a k is good
@@ -14,7 +14,6 @@ Two questions, two criteria:
   :class:`~sklearn.model_selection.GridSearchCV` computes with its default
   scoring; cross-validate topic models with :func:`shuffled_folds`, since
   corpora are often stored sorted by class.
-
 - **Which k does an information criterion prefer?** -- ``method="aic"`` or
   ``"bic"``: one fit per k on all the documents, scored by
   :func:`~sklearn_topicfac.metrics.aic` or :func:`~sklearn_topicfac.metrics.bic`
@@ -22,10 +21,11 @@ Two questions, two criteria:
   cheapest of the criteria.
 
 The result is an :class:`NComponentsSelection`: the chosen k, the curve of
-scores over the candidates, and its ``plot``.  Neither criterion recovers the
+scores over the candidates, and its ``plot``.  No criterion recovers the
 number of labeled classes reliably on real corpora (stability finds the
 coarsest grouping that reproduces, the held-out likelihood the finest
-structure the data supports); the user guide has the measurements.
+structure the data supports, AIC and BIC lie on either side); the user
+guide has the measurements.
 matplotlib is imported only by :meth:`NComponentsSelection.plot`.
 """
 
