@@ -118,13 +118,13 @@ def test_the_engine_is_read_when_fit_runs(monkeypatch):
     from sklearn_topicfac.kernels import compiled
 
     calls = []
-    original = compiled.mu_doc_step
+    original = compiled.mu_doc_pass
 
     def counting(*args):
         calls.append(1)
         return original(*args)
 
-    monkeypatch.setattr(compiled, "mu_doc_step", counting)
+    monkeypatch.setattr(compiled, "mu_doc_pass", counting)
     X = planted_counts()
     est = KLNMF(3, random_state=0, max_iter=5, split_merge=0)
     with config_context(engine="numpy"):
