@@ -32,7 +32,13 @@ from .completion import (
     completion_log_likelihood,
     completion_split,
 )
-from .divergence import kl_divergence, kl_divergence_from_ratio
+from .divergence import (
+    kl_divergence,
+    kl_divergence_from_ratio,
+    kl_divergence_from_sums,
+    ratio_log_sums,
+    ratio_log_sums_at_nonzeros,
+)
 from .fold_in import mu_fold_in
 from .products import (
     multiply_keeping_zeros,
@@ -42,9 +48,11 @@ from .products import (
     transposed_product,
 )
 from .updates import (
+    em_doc_pass,
     em_step,
     em_topic_update,
     em_update_w,
+    mu_doc_pass,
     mu_doc_step,
     mu_topic_update,
     mu_update_h,
@@ -72,6 +80,7 @@ __all__ = [
     "dirichlet_expectation",
     "dirichlet_kl",
     "dirichlet_kl_rows",
+    "em_doc_pass",
     "em_step",
     "em_topic_update",
     "em_update_w",
@@ -80,11 +89,13 @@ __all__ = [
     "gamma_kl_rows",
     "kl_divergence",
     "kl_divergence_from_ratio",
+    "kl_divergence_from_sums",
     "lda_e_step",
     "lda_expected_counts",
     "lda_log_likelihood",
     "lda_log_likelihood_rows",
     "multiply_keeping_zeros",
+    "mu_doc_pass",
     "mu_doc_step",
     "mu_fold_in",
     "mu_topic_update",
@@ -95,6 +106,8 @@ __all__ = [
     "positive_or_one",
     "product_at_nonzeros",
     "ratio_at_nonzeros",
+    "ratio_log_sums",
+    "ratio_log_sums_at_nonzeros",
     "thread_budget",
     "transposed_product",
 ]

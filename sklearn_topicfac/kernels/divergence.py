@@ -4,6 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import xlogy
 
+from ._engine import twins
 from ._parallel import map_parts
 from .products import ratio_at_nonzeros
 
@@ -27,21 +28,13 @@ def _x_log_r_and_x(x, r):
     )
 
 
-def kl_divergence_from_ratio(X, R, W, H):
-    """Generalized KL divergence ``D(X || W H)`` from a ratio already computed.
+def ratio_log_sums(X, R):
+    """``(sum x log r, sum x)`` over the stored entries of ``X``, in float64.
 
-    .. math::
-
-        D(X \\| WH) = \\sum_{X_{ij} > 0} X_{ij} \\log R_{ij}
-                     - \\sum_{ij} X_{ij} + \\sum_{ij} (WH)_{ij},
-
-    where ``sum(W H) = W.sum(0) @ H.sum(1)`` costs O((n + m) k).  Returned as a
-    Python float accumulated in float64 (a scalar, not a float64 copy of data).
-
-    A ratio that underflowed to zero at a positive entry is read as the
-    smallest normal number: the true term ``X log(X / Y)`` is then between
-    ``-X log(1 / tiny)`` and 0 with ``X < tiny * Y``, so the error is below
-    ``tiny * sum(Y) / e`` instead of an infinite objective.
+    ``R = X / (W H)`` at X's stored entries (`ratio_at_nonzeros`).  These two
+    sums are all the generalized KL divergence needs from the stored
+    entries (`kl_divergence_from_sums`); a ratio that underflowed to zero
+    is read as the smallest normal number (see `kl_divergence_from_ratio`).
     """
     x, r = X.data, R.data
     starts = range(0, x.shape[0], _SUM_CHUNK)
@@ -50,12 +43,50 @@ def kl_divergence_from_ratio(X, R, W, H):
         starts,
         x.shape[0] * 8,
     )
-    log_term = sum(p[0] for p in parts)
-    sum_x = sum(p[1] for p in parts)
+    return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+
+def ratio_log_sums_at_nonzeros(X, W, H):
+    """`ratio_log_sums` of the ratio of ``(W, H)`` at the stored entries of
+    CSR ``X``: the divergence's data terms in one call (on the numba engine,
+    one pass that never stores the ratio)."""
+    if (fast := twins(X, W.shape[1])) is not None:
+        return fast.ratio_log_sums_at_nonzeros(X, W, H)
+    return ratio_log_sums(X, ratio_at_nonzeros(X, W, H))
+
+
+def kl_divergence_from_sums(sums, W, H):
+    """Generalized KL divergence ``D(X || W H)`` from the sums over X's
+    stored entries ``sums = (sum x log r, sum x)`` (`ratio_log_sums`):
+
+    .. math::
+
+        D(X \\| WH) = \\sum_{X_{ij} > 0} X_{ij} \\log R_{ij}
+                     - \\sum_{ij} X_{ij} + \\sum_{ij} (WH)_{ij},
+
+    where ``sum(W H) = W.sum(0) @ H.sum(1)`` costs O((n + m) k).  Returned
+    as a Python float accumulated in float64.
+    """
+    x_log_r, sum_x = sums
     sum_y = float(
         np.dot(W.sum(axis=0, dtype=np.float64), H.sum(axis=1, dtype=np.float64))
     )
-    return float(log_term - sum_x + sum_y)
+    return float(x_log_r - sum_x + sum_y)
+
+
+def kl_divergence_from_ratio(X, R, W, H):
+    """Generalized KL divergence ``D(X || W H)`` from a ratio already computed.
+
+    `kl_divergence_from_sums` of `ratio_log_sums`: see there.  Returned as a
+    Python float accumulated in float64 (a scalar, not a float64 copy of
+    data).
+
+    A ratio that underflowed to zero at a positive entry is read as the
+    smallest normal number: the true term ``X log(X / Y)`` is then between
+    ``-X log(1 / tiny)`` and 0 with ``X < tiny * Y``, so the error is below
+    ``tiny * sum(Y) / e`` instead of an infinite objective.
+    """
+    return kl_divergence_from_sums(ratio_log_sums(X, R), W, H)
 
 
 def kl_divergence(X, W, H):

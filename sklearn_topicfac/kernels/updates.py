@@ -7,12 +7,14 @@ import scipy.sparse as sp
 
 from ._engine import twins
 from ._parallel import WorkQueue, n_threads, run_parallel
+from .divergence import ratio_log_sums
 from .products import (
     compressed_view,
     divide_into_ratio,
     into_temporary,
     multiply_keeping_zeros,
     positive_or_one,
+    ratio_at_nonzeros,
     sparse_dense_product,
     transposed_product,
     unit_product,
@@ -77,6 +79,34 @@ def mu_doc_step(X, W, H):
         W_new,
         sp.csr_matrix((r_new, X.indices, X.indptr), shape=shape, copy=False),
     )
+
+
+def mu_doc_pass(X, W, H):
+    """`mu_doc_step` as the fit loop uses it: ``(W_new, R_new, sums)``.
+
+    ``sums = (sum x log r, sum x)`` of the incoming ratio ``R``
+    (`ratio_log_sums`), from which the objective of the incoming state
+    follows (`kl_divergence_from_sums`); ``R`` itself is not returned, and
+    the numba engine never stores it.
+    """
+    if (fast := twins(X, W.shape[1])) is not None:
+        return fast.mu_doc_pass(X, W, H)
+    R, W_new, R_new = mu_doc_step(X, W, H)
+    return W_new, R_new, ratio_log_sums(X, R)
+
+
+def em_doc_pass(X, W, H):
+    """The document half of a PLSI EM step: ``(em_update_w(R, W, H), R, sums)``.
+
+    ``R = X / (W H)`` at the stored entries of CSR ``X`` and ``sums = (sum x
+    log r, sum x)`` (`ratio_log_sums`), from which the objective of the
+    incoming state follows (`kl_divergence_from_sums`).  On the numba
+    engine the ratio, its sums and ``W * (R @ H.T)`` come from one pass.
+    """
+    if (fast := twins(X, W.shape[1])) is not None:
+        return fast.em_doc_pass(X, W, H)
+    R = ratio_at_nonzeros(X, W, H)
+    return em_update_w(R, W, H), R, ratio_log_sums(X, R)
 
 
 def _sampled_ratio_on_unit(G, W, x, length, local_indptr, out):

@@ -47,13 +47,13 @@ import numpy as np
 
 from .._validation import length_order, unsort_rows
 from ..kernels import (
-    kl_divergence_from_ratio,
+    kl_divergence_from_sums,
     mu_fold_in,
     multiply_keeping_zeros,
     normalize_rows,
     positive_or_one,
     product_at_nonzeros,
-    ratio_at_nonzeros,
+    ratio_log_sums_at_nonzeros,
 )
 from ._moves import SHARE_FLOOR
 
@@ -102,15 +102,17 @@ class TopicModel:
     def topic_step(self, H, stats):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def objective(self, X, R, W, H):
-        """Objective of ``(W, H)`` on the rows ``X``, given ``R = X / (W H)``.
+    def objective(self, X, sums, W, H):
+        """Objective of ``(W, H)`` on the rows ``X``, given the sums over X's
+        stored entries ``sums = (sum x log r, sum x)`` of the ratio ``r = X /
+        (W H)`` there (`kernels.ratio_log_sums`).
 
         Additive over row blocks.  The generalized KL divergence by default.
         """
-        return kl_divergence_from_ratio(X, R, W, H)
+        return kl_divergence_from_sums(sums, W, H)
 
     def doc_loss(self, X, W, H):
-        return self.objective(X, ratio_at_nonzeros(X, W, H), W, H)
+        return self.objective(X, ratio_log_sums_at_nonzeros(X, W, H), W, H)
 
     def topic_loss(self, H):
         return 0.0

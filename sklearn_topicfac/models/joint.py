@@ -4,11 +4,10 @@ import numpy as np
 from scipy.special import xlogy
 
 from ..kernels import (
+    em_doc_pass,
     em_topic_update,
-    em_update_w,
-    kl_divergence_from_ratio,
+    kl_divergence_from_sums,
     normalize_rows,
-    ratio_at_nonzeros,
     transposed_product,
 )
 from ._base import TopicModel
@@ -43,26 +42,26 @@ class JointNMFModel(TopicModel):
             W = normalize_rows(W)[0]
         return W, H
 
-    def objective(self, X, R, W, H):
+    def objective(self, X, sums, W, H):
         if self.normalize == "both":
             # The model is diag(N_d) W H, and X / (diag(N_d) W H) = R / N_d:
             # D(X || diag(N_d) W H) = D computed from R with W scaled by N_d,
             # minus sum_d N_d log N_d.
             n_d = np.asarray(X.sum(axis=1)).ravel()
             shift = float(np.sum(xlogy(n_d, n_d), dtype=np.float64))
-            return kl_divergence_from_ratio(X, R, W * n_d[:, None], H) - shift
+            return kl_divergence_from_sums(sums, W * n_d[:, None], H) - shift
         penalty = self.alpha * float(W.sum(dtype=np.float64))
-        return kl_divergence_from_ratio(X, R, W, H) + penalty
+        return kl_divergence_from_sums(sums, W, H) + penalty
 
     def doc_step(self, X, W, H, warm):
-        R = ratio_at_nonzeros(X, W, H)
+        W_new, R, sums = em_doc_pass(X, W, H)
         if self.normalize == "both":
             n_d = np.asarray(X.sum(axis=1)).ravel()
             scale = np.where(n_d > 0, n_d, 1)[:, None]
         else:
             scale = 1 + self.alpha
-        stats = {"loss": self.objective(X, R, W, H), "WtR": transposed_product(W, R)}
-        return em_update_w(R, W, H) / scale, stats
+        stats = {"loss": self.objective(X, sums, W, H), "WtR": transposed_product(W, R)}
+        return W_new / scale, stats
 
     def topic_step(self, H, stats):
         return em_topic_update(H, stats["WtR"]), None

@@ -1,7 +1,7 @@
 """KL-NMF by Lee-Seung multiplicative updates, plain and L1-normalized."""
 
 from ..kernels import (
-    mu_doc_step,
+    mu_doc_pass,
     mu_topic_update,
     normalize_rows,
     positive_or_one,
@@ -20,12 +20,12 @@ class KLNMFModel(TopicModel):
     """
 
     def doc_step(self, X, W, H, warm):
-        # The ratio of the incoming state (its objective), the W half-step,
-        # and the ratio of the *updated* W that the topic half-step uses
-        # (alternating updates; this is what makes NMF differ from PLSI's
-        # joint EM), all from one pass over X.
-        R, W_new, R_new = mu_doc_step(X, W, H)
-        loss = self.objective(X, R, W, H)
+        # The objective of the incoming state (from its ratio's sums), the W
+        # half-step, and the ratio of the *updated* W that the topic
+        # half-step uses (alternating updates; this is what makes NMF differ
+        # from PLSI's joint EM), all from one pass over X.
+        W_new, R_new, sums = mu_doc_pass(X, W, H)
+        loss = self.objective(X, sums, W, H)
         return W_new, {
             "loss": loss,
             "WtR": transposed_product(W_new, R_new),

@@ -1,10 +1,10 @@
 """Probabilistic latent semantic indexing by (tempered) EM."""
 
 from ..kernels import (
+    em_doc_pass,
     em_topic_update,
-    em_update_w,
     normalize_rows,
-    ratio_at_nonzeros,
+    ratio_log_sums_at_nonzeros,
     transposed_product,
 )
 from ._base import ProbabilisticFactors, TopicModel
@@ -30,15 +30,17 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
         self.beta = beta
 
     def doc_step(self, X, W, H, warm):
-        R = ratio_at_nonzeros(X, W, H)
-        loss = self.objective(X, R, W, H)
-        if self.beta != 1:
+        if self.beta == 1:
+            W_new, R, sums = em_doc_pass(X, W, H)
+            loss = self.objective(X, sums, W, H)
+        else:
+            loss = self.objective(X, ratio_log_sums_at_nonzeros(X, W, H), W, H)
             # The tempered posterior is proportional to (W_dz H_zw) ** beta;
             # the EM formulas keep their form on the powered factors.
             W, H = W**self.beta, H**self.beta
-            R = ratio_at_nonzeros(X, W, H)
+            W_new, R, _ = em_doc_pass(X, W, H)
         # Joint update: both factors use the posterior of the incoming state.
-        return em_update_w(R, W, H), {"loss": loss, "WtR": transposed_product(W, R)}
+        return W_new, {"loss": loss, "WtR": transposed_product(W, R)}
 
     def topic_step(self, H, stats):
         if self.beta != 1:
