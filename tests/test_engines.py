@@ -296,3 +296,29 @@ def test_e_step_twin_at_a_word_no_topic_produces(dtype):
             0.0,
         )
     assert_allclose(g, g_without, rtol=1e-6)
+
+
+@needs_numba
+def test_the_compiled_logarithm_is_numpys_to_two_ulp():
+    # The divergence's sums take the logarithm from their own vectorizable
+    # series (`compiled._row_sums`); check it value by value, over float64's
+    # normal range, near 1 (where log is small), and at powers of two.
+    from sklearn_topicfac.kernels import compiled
+
+    rng = np.random.default_rng(0)
+    values = np.concatenate(
+        [
+            10.0 ** rng.uniform(-307, 308, size=3000),
+            (1.0 + np.array([[-1.0], [1.0]]) * 10.0 ** -np.arange(1, 16.0)).ravel(),
+            np.ldexp(1.0, np.arange(-1020, 1020, 7)),
+            [np.sqrt(0.5), np.sqrt(2.0), np.nextafter(np.sqrt(2.0), 3.0)],
+        ]
+    )
+    tiny = np.finfo(np.float64).tiny
+    one, scratch = np.ones(1), np.empty(1)
+    ours = np.array(
+        [compiled._row_sums(one, 0, 1, np.array([v]), tiny, scratch)[0] for v in values]
+    )
+    exact = np.log(values)
+    ulps = np.abs(ours - exact) / np.spacing(np.abs(exact))
+    assert ulps.max() <= 2, values[np.argmax(ulps)]
