@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 from _corpora import planted_counts, planted_local_optimum
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import linear_sum_assignment
 from sklearn.exceptions import ConvergenceWarning
 
@@ -167,3 +167,23 @@ def test_a_non_finite_objective_ends_the_run_unconverged():
     )
     assert n_iter == 3 and not converged
     assert_allclose(history[:2], [3.0, 2.0])
+
+
+def test_compact_counts_drops_empty_rows_and_columns_in_order():
+    # The topic's entries of a move, renumbered by counting (no sort): the
+    # same as np.unique's sorted labels and inverse, and the same matrix.
+    from sklearn_topicfac.models._moves import compact_counts
+
+    rng = np.random.default_rng(0)
+    rows = rng.choice([3, 7, 7, 40, 41, 1000], size=300)
+    columns = rng.choice([0, 2, 9, 9, 500], size=300)
+    counts = rng.random(300)
+    matrix, used_columns = compact_counts(rows, columns, counts)
+    used_rows, r = np.unique(rows, return_inverse=True)
+    expected_columns, c = np.unique(columns, return_inverse=True)
+    expected = np.zeros((used_rows.size, expected_columns.size))
+    np.add.at(expected, (r, c), counts)
+    assert_array_equal(used_columns, expected_columns)
+    assert_allclose(matrix.toarray(), expected, rtol=1e-12)
+    empty, none = compact_counts(np.zeros(0, int), np.zeros(0, int), np.zeros(0))
+    assert empty.shape == (0, 0) and none.size == 0
