@@ -313,6 +313,20 @@ def ratio_log_sums_at_nonzeros(X, W, H):
 
 # --------------------------------------------------- fused document MU step
 @nb.njit(**_JIT)
+def _row_pass(indices, data, a, n, w, Ht, y, tiny, big, v, acc, with_sums):
+    """One row's document pass: ``y`` gets the ratio at the row's entries
+    (from the row of W ``w``), ``acc`` the row of ``R @ H.T``; returns the
+    row's ``(sum x log r, sum x)`` if ``with_sums``, else zeros."""
+    _row_model(indices, a, n, w, Ht, y)
+    _row_ratio(data, a, n, y, tiny, big)
+    x_log_r, x_sum = 0.0, 0.0
+    if with_sums:
+        x_log_r, x_sum = _row_sums(data, a, n, y, tiny, v)
+    _row_gather(indices, a, n, y, Ht, acc)
+    return x_log_r, x_sum
+
+
+@nb.njit(**_JIT)
 def _mu_doc(
     indptr, indices, data, W, Ht, h_sum, r, W_new, r_new, sums, tiny, big, part, r0, r1
 ):
@@ -334,13 +348,9 @@ def _mu_doc(
             continue
         w[:k] = W[i]
         y = r[a : a + n] if keep else scratch[:n]
-        _row_model(indices, a, n, w, Ht, y)
-        _row_ratio(data, a, n, y, tiny, big)
-        if not keep:
-            s = _row_sums(data, a, n, y, tiny, v)
-            x_log_r += s[0]
-            x_sum += s[1]
-        _row_gather(indices, a, n, y, Ht, acc)
+        s = _row_pass(indices, data, a, n, w, Ht, y, tiny, big, v, acc, not keep)
+        x_log_r += s[0]
+        x_sum += s[1]
         for t in range(k):
             # A zero of W stays zero (multiplicative updates never revive it).
             w[t] = 0 if w[t] == 0 else w[t] * acc[t] / h_sum[t]
@@ -401,13 +411,9 @@ def _em_doc(indptr, indices, data, W, Ht, r, W_new, sums, tiny, big, part, r0, r
         if n == 0:
             continue
         w[:k] = W[i]
-        y = r[a : a + n]
-        _row_model(indices, a, n, w, Ht, y)
-        _row_ratio(data, a, n, y, tiny, big)
-        s = _row_sums(data, a, n, y, tiny, v)
+        s = _row_pass(indices, data, a, n, w, Ht, r[a : a + n], tiny, big, v, acc, True)
         x_log_r += s[0]
         x_sum += s[1]
-        _row_gather(indices, a, n, y, Ht, acc)
         for t in range(k):
             W_new[i, t] = 0 if w[t] == 0 else w[t] * acc[t]
     sums[part, 0] = x_log_r
