@@ -12,10 +12,13 @@ from ._parallel import WorkQueue, map_parts, n_threads, run_parallel, split_rows
 
 # Elements of the (nnz, k) gather temporaries built per unit of work of the
 # sampled product, for 4-byte floats (half as many for 8-byte floats).
-# Bounds the extra memory of `product_at_nonzeros` to about 1 MiB per thread
-# whatever the size of X: small enough that a unit's temporaries stay in a
-# core's L2 cache, large enough that the Python loop overhead is negligible.
-_CHUNK_ELEMENTS = 1 << 17
+# Bounds the extra memory of `product_at_nonzeros` to about 2 MiB per thread
+# (a core's L2 cache here) whatever the size of X.  Units of 2^17 elements
+# left the NumPy KL-MU iteration 15-25 % slower (generated 10k x 5k, k = 20:
+# 37-38 ms against 32-33 ms in float32, 58-59 against 37-47 in float64): the
+# Python work between a unit's NumPy calls holds the GIL, and fewer, larger
+# units pay it less often (benchmarks/speed/engines.py, table 1).
+_CHUNK_ELEMENTS = 1 << 19
 
 # Entries of a run of consecutive rows of equal length from which the run is
 # computed as one batched matrix-vector product (below it, a plain gather).
