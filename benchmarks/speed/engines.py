@@ -383,9 +383,12 @@ def print_quality(rows, what):
     for row in rows:
         name, peer, wall, target, peer_npmi, engine, epochs, ours, value = row[:9]
         ours_npmi, met = row[9:]
+        peer_npmi, ours_npmi = (
+            "—" if np.isnan(v) else f"{v:+.3f}" for v in (peer_npmi, ours_npmi)
+        )
         print(
-            f"| {name} | {peer} | {wall:.2f} | {target:.4g} | {peer_npmi:+.3f} | "
-            f"{engine} | {epochs} | {ours:.2f} | {value:.4g} | {ours_npmi:+.3f} | "
+            f"| {name} | {peer} | {wall:.2f} | {target:.4g} | {peer_npmi} | "
+            f"{engine} | {epochs} | {ours:.2f} | {value:.4g} | {ours_npmi} | "
             f"{'yes' if met else 'no'} |"
         )
 
