@@ -327,18 +327,24 @@ def _row_pass(indices, data, a, n, w, Ht, y, tiny, big, v, acc, with_sums):
 
 
 @nb.njit(**_JIT)
-def _mu_doc(
+def _doc_pass(
     indptr, indices, data, W, Ht, h_sum, r, W_new, r_new, sums, tiny, big, part, r0, r1
 ):
-    """The document MU half-step on rows ``r0:r1``.  ``r`` (the incoming
-    ratio) may have no entries: it is then kept in scratch, and only its
-    sums are returned (in ``sums[part]``, which are only computed then)."""
+    """The document half-step on rows ``r0:r1``: ``W_new = W * (R @ H.T) /
+    h_sum`` from the incoming ratio ``R``, whose sums go to ``sums[part]``.
+
+    KL-MU: ``h_sum`` the row sums of H, and ``r_new`` gets the ratio of the
+    updated W.  EM: ``h_sum`` ones and ``r_new`` empty.  ``r`` (the incoming
+    ratio) may have no entries: it is then kept in scratch only.
+    """
     k = W.shape[1]
     kp = Ht.shape[1]
     longest = _longest(indptr, r0, r1)
     keep = r.shape[0] > 0
+    second = r_new.shape[0] > 0
+    with_sums = not (keep and second)
     scratch = np.empty(0 if keep else longest, dtype=Ht.dtype)
-    v = np.empty(0 if keep else longest, dtype=np.float64)
+    v = np.empty(longest if with_sums else 0, dtype=np.float64)
     w = np.zeros(kp, dtype=Ht.dtype)
     acc = np.zeros(kp, dtype=np.float64)
     x_log_r, x_sum = 0.0, 0.0
@@ -348,26 +354,32 @@ def _mu_doc(
             continue
         w[:k] = W[i]
         y = r[a : a + n] if keep else scratch[:n]
-        s = _row_pass(indices, data, a, n, w, Ht, y, tiny, big, v, acc, not keep)
+        s = _row_pass(indices, data, a, n, w, Ht, y, tiny, big, v, acc, with_sums)
         x_log_r += s[0]
         x_sum += s[1]
         for t in range(k):
             # A zero of W stays zero (multiplicative updates never revive it).
             w[t] = 0 if w[t] == 0 else w[t] * acc[t] / h_sum[t]
             W_new[i, t] = w[t]
-        y = r_new[a : a + n]
-        _row_model(indices, a, n, w, Ht, y)
-        _row_ratio(data, a, n, y, tiny, big)
+        if second:
+            y = r_new[a : a + n]
+            _row_model(indices, a, n, w, Ht, y)
+            _row_ratio(data, a, n, y, tiny, big)
     sums[part, 0] = x_log_r
     sums[part, 1] = x_sum
 
 
-def _mu_doc_call(X, W, H, keep_ratio):
+def _doc_call(X, W, H, keep_ratio, multiplicative):
+    """``(R, W_new, R_new, sums)`` of `_doc_pass` over all of ``X``; ``R``
+    is empty unless ``keep_ratio``, ``R_new`` unless ``multiplicative``."""
     dtype = np.result_type(W.dtype, H.dtype)
-    h = H.sum(axis=1, dtype=np.float64)
-    h_sum = np.where(h > 0, h, 1.0)
+    if multiplicative:
+        h = H.sum(axis=1, dtype=np.float64)
+        h_sum = np.where(h > 0, h, 1.0)
+    else:
+        h_sum = np.ones(H.shape[0])
     r = np.empty(X.nnz if keep_ratio else 0, dtype=dtype)
-    r_new = np.empty(X.nnz, dtype=dtype)
+    r_new = np.empty(X.nnz if multiplicative else 0, dtype=dtype)
     # Rows without entries: R H^T is 0 there, and so is W_new.
     W_new = np.zeros(W.shape, dtype=dtype)
     bounds = _bounds(X.indptr)
@@ -375,7 +387,7 @@ def _mu_doc_call(X, W, H, keep_ratio):
     if X.nnz:
         tiny, big = _limits(dtype)
         _on_parts(
-            _mu_doc, bounds, 2 * X.nnz * W.shape[1],
+            _doc_pass, bounds, (1 + multiplicative) * X.nnz * W.shape[1],
             X.indptr, X.indices, X.data, W.astype(dtype, copy=False),
             _padded(H, dtype), h_sum, r, W_new, r_new, sums, tiny, big, indexed=True,
         )  # fmt: skip
@@ -385,7 +397,7 @@ def _mu_doc_call(X, W, H, keep_ratio):
 def mu_doc_step(X, W, H):
     """``(R, W_new, R_new)`` of one KL-NMF document half-step, fused in one
     pass: the twin of `sklearn_topicfac.kernels.mu_doc_step`."""
-    r, W_new, r_new, _ = _mu_doc_call(X, W, H, keep_ratio=True)
+    r, W_new, r_new, _ = _doc_call(X, W, H, keep_ratio=True, multiplicative=True)
     return _csr(r, X), W_new, _csr(r_new, X)
 
 
@@ -393,49 +405,17 @@ def mu_doc_pass(X, W, H):
     """``(W_new, R_new, sums)`` of one KL-NMF document half-step, the
     incoming ratio never stored: the twin of
     `sklearn_topicfac.kernels.mu_doc_pass`."""
-    _, W_new, r_new, sums = _mu_doc_call(X, W, H, keep_ratio=False)
+    _, W_new, r_new, sums = _doc_call(X, W, H, keep_ratio=False, multiplicative=True)
     return W_new, _csr(r_new, X), sums
 
 
 # -------------------------------------------------- fused document EM step
-@nb.njit(**_JIT)
-def _em_doc(indptr, indices, data, W, Ht, r, W_new, sums, tiny, big, part, r0, r1):
-    k = W.shape[1]
-    kp = Ht.shape[1]
-    v = np.empty(_longest(indptr, r0, r1), dtype=np.float64)
-    w = np.zeros(kp, dtype=Ht.dtype)
-    acc = np.zeros(kp, dtype=np.float64)
-    x_log_r, x_sum = 0.0, 0.0
-    for i in range(r0, r1):
-        a, n = indptr[i], indptr[i + 1] - indptr[i]
-        if n == 0:
-            continue
-        w[:k] = W[i]
-        s = _row_pass(indices, data, a, n, w, Ht, r[a : a + n], tiny, big, v, acc, True)
-        x_log_r += s[0]
-        x_sum += s[1]
-        for t in range(k):
-            W_new[i, t] = 0 if w[t] == 0 else w[t] * acc[t]
-    sums[part, 0] = x_log_r
-    sums[part, 1] = x_sum
-
-
 def em_doc_pass(X, W, H):
     """``(W * (R @ H.T), R, sums)`` in one pass over ``X``: the twin of
-    `sklearn_topicfac.kernels.em_doc_pass`."""
-    dtype = np.result_type(W.dtype, H.dtype)
-    r = np.empty(X.nnz, dtype=dtype)
-    W_new = np.zeros(W.shape, dtype=dtype)
-    bounds = _bounds(X.indptr)
-    sums = np.zeros((bounds.shape[0] - 1, 2))
-    if X.nnz:
-        tiny, big = _limits(dtype)
-        _on_parts(
-            _em_doc, bounds, X.nnz * W.shape[1],
-            X.indptr, X.indices, X.data, W.astype(dtype, copy=False),
-            _padded(H, dtype), r, W_new, sums, tiny, big, indexed=True,
-        )  # fmt: skip
-    return W_new, _csr(r, X), _sums(sums)
+    `sklearn_topicfac.kernels.em_doc_pass` (`_doc_pass` with unit divisors
+    and no second ratio)."""
+    r, W_new, _, sums = _doc_call(X, W, H, keep_ratio=True, multiplicative=False)
+    return W_new, _csr(r, X), sums
 
 
 # --------------------------------------------------------------- fold-in
