@@ -176,6 +176,16 @@ def test_engines_agree_after_50_iterations(Estimator, params, dtype):
     assert_allclose(fast_doc, ref_doc, rtol=rtol, atol=1e-12)
 
 
+def _fits_on_both_engines(Estimator, X, **params):
+    """``((est, est.transform(X)) on NumPy, the same on numba)``."""
+    fits = []
+    for engine in ("numpy", "numba"):
+        with config_context(engine=engine):
+            est = Estimator(4, random_state=0, split_merge=0, **params).fit(X)
+            fits.append((est, est.transform(X)))
+    return fits
+
+
 @needs_numba
 @pytest.mark.parametrize("Estimator", [LDAVI, GammaPoissonVI])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -183,15 +193,10 @@ def test_variational_engines_agree_after_50_iterations(Estimator, dtype):
     # Every document gets the same number of E-step sweeps on both engines
     # (mean_change_tol=0), and the fit runs its 50 epochs (tol=0).
     X = lda_counts(dtype=dtype)
-    fits = []
-    for engine in ("numpy", "numba"):
-        with config_context(engine=engine):
-            est = Estimator(
-                4, max_iter=50, tol=0.0, mean_change_tol=0.0,
-                max_doc_update_iter=100, random_state=0, split_merge=0,
-            ).fit(X)
-            fits.append((est, est.transform(X)))
-    (ref, ref_doc), (fast, fast_doc) = fits
+    (ref, ref_doc), (fast, fast_doc) = _fits_on_both_engines(
+        Estimator, X, max_iter=50, tol=0.0, mean_change_tol=0.0,
+        max_doc_update_iter=100,
+    )  # fmt: skip
     rtol = 1e-4 if dtype == np.float32 else 1e-10
     assert ref.n_iter_ == fast.n_iter_ == 50
     assert fast.components_.dtype == dtype and fast_doc.dtype == dtype
@@ -209,13 +214,7 @@ def test_variational_engines_agree_at_the_default_e_step_tolerance(Estimator):
     # tolerance (8e-3 measured), not by the engines' arithmetic (the test
     # above).
     X = lda_counts(dtype=np.float64)
-    fits = []
-    for engine in ("numpy", "numba"):
-        with config_context(engine=engine):
-            est = Estimator(4, max_iter=20, random_state=0, split_merge=0)
-            est.fit(X)
-            fits.append((est, est.transform(X)))
-    (ref, ref_doc), (fast, fast_doc) = fits
+    (ref, ref_doc), (fast, fast_doc) = _fits_on_both_engines(Estimator, X, max_iter=20)
     assert_allclose(fast.components_, ref.components_, rtol=1e-10, atol=1e-14)
     assert_allclose(fast_doc, ref_doc, rtol=1e-10, atol=1e-14)
 
