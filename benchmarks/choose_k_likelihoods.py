@@ -36,14 +36,13 @@ import scipy.sparse as sp
 from choose_k import GRID, hit
 from real_text import CORPORA
 from scipy.special import gammaln, logsumexp
-from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfTransformer
-from sklearn.model_selection import KFold
-from sklearn.preprocessing import normalize
 
 import sklearn_topicfac as tf
+from sklearn_topicfac.engine.starts import kmeans_labels
 from sklearn_topicfac.metrics import _in_sample_fit
+from sklearn_topicfac.model_selection import shuffled_folds
 
 CRITERIA = ("mixture held-out", "mixture ICL", "LDAVI bound", "gap")
 N_NULL = 2  # null corpora per k for the gap statistic
@@ -53,11 +52,13 @@ N_NULL = 2  # null corpora per k for the gap statistic
 def fit_mixture(X, k, beta, seed, max_iter=60, rtol=1e-7):
     """EM for a mixture of unigrams; returns ``(log topics, log weights, R)``.
 
-    Starts from K-means on the L2-normalized sublinear tf-idf of ``X``.
+    Starts from the package's K-means clustering (`init="kmeans"`'s) of the
+    sublinear tf-idf of ``X``.
     """
     n = X.shape[0]
-    tfidf = normalize(TfidfTransformer(sublinear_tf=True).fit_transform(X))
-    labels = KMeans(k, n_init=1, random_state=seed).fit_predict(tfidf)
+    labels = kmeans_labels(
+        TfidfTransformer(sublinear_tf=True).fit_transform(X), k, seed
+    )
     R = np.zeros((n, k))
     R[np.arange(n), labels] = 1
     previous = -np.inf
@@ -78,7 +79,7 @@ def fit_mixture(X, k, beta, seed, max_iter=60, rtol=1e-7):
 
 def mixture_held_out(X, k, beta, seed):
     """Held-out log-likelihood per word of the mixture, 3 shuffled folds."""
-    folds = KFold(3, shuffle=True, random_state=seed).split(np.arange(X.shape[0]))
+    folds = shuffled_folds(3, random_state=seed).split(X)
     scores = []
     for train, test in folds:
         log_topics, log_weights, _ = fit_mixture(X[train], k, beta, seed)
