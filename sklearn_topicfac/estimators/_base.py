@@ -11,6 +11,7 @@ A count-data estimator derives from `TopicFactorization` and defines
 ``_build_model()``; see ``docs/guide/adding_an_estimator.md``.
 """
 
+import functools
 from numbers import Integral, Real
 
 import numpy as np
@@ -36,6 +37,58 @@ from ..kernels import (
     completion_split,
     normalize_rows,
 )
+
+
+# Fitted state that does not end with an underscore: stepwise EM's running
+# averages, which the next ``partial_fit`` continues from.
+_PRIVATE_FIT_STATE = ("_online_stats",)
+
+
+def _is_fit_state(name):
+    return (
+        name.endswith("_") and not name.startswith("__")
+    ) or name in _PRIVATE_FIT_STATE
+
+
+def all_or_nothing(fresh):
+    """Make a fitting method leave the estimator as it was if it fails.
+
+    The decorated method (``fit``, ``fit_transform``, ``partial_fit``) may
+    set attributes as it goes (scikit-learn's ``validate_data`` records
+    ``n_features_in_`` and ``feature_names_in_`` before the first
+    iteration); if it raises -- a bad input, an error mid-fit, a
+    ``KeyboardInterrupt`` -- every attribute is put back as it was, the
+    generators of the fitted state (``random_state_``) included, so the
+    previous model is left exactly as it was, never half replaced.  With
+    ``fresh`` (a full fit) the previous fitted state is set aside first: a
+    fit that succeeds keeps nothing of an earlier one (such as the running
+    averages of ``partial_fit``, or a width it no longer has).
+    """
+
+    def decorate(method):
+        @functools.wraps(method)
+        def wrapper(self, *args, **kwargs):
+            saved = dict(vars(self))
+            generators = {
+                name: value.get_state()
+                for name, value in saved.items()
+                if _is_fit_state(name) and isinstance(value, np.random.RandomState)
+            }
+            if fresh:
+                for name in [name for name in saved if _is_fit_state(name)]:
+                    delattr(self, name)
+            try:
+                return method(self, *args, **kwargs)
+            except BaseException:
+                vars(self).clear()
+                vars(self).update(saved)
+                for name, state in generators.items():
+                    saved[name].set_state(state)
+                raise
+
+        return wrapper
+
+    return decorate
 
 
 class TopicEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -225,6 +278,7 @@ class TopicFactorization(TopicEstimator):
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
+    @all_or_nothing(fresh=True)
     def fit(self, X, y=None, W=None, H=None):
         """Fit the model to the non-negative data ``X``.
 
@@ -253,6 +307,7 @@ class TopicFactorization(TopicEstimator):
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
+    @all_or_nothing(fresh=True)
     def fit_transform(self, X, y=None, W=None, H=None):
         """Fit the model, then return ``transform(X)``.
 
@@ -493,6 +548,7 @@ class StepwiseEM:
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
+    @all_or_nothing(fresh=False)
     def partial_fit(self, X, y=None):
         """Update the model with one mini-batch of documents (online learning).
 

@@ -16,7 +16,7 @@ from ..engine.online import online_vb
 from ..engine.starts import gamma_draw
 from ..kernels import normalize_rows
 from ..models import GammaPoissonModel, LDAModel
-from ._base import TopicFactorization
+from ._base import TopicFactorization, all_or_nothing
 
 # GammaPoissonVI's partial_fit: LDAVI's default online schedule
 # (learning_offset, learning_decay, batch_size, total_samples).
@@ -83,6 +83,7 @@ class _Variational(TopicFactorization):
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
+    @all_or_nothing(fresh=False)
     def partial_fit(self, X, y=None):
         """One online variational Bayes pass over ``X`` in mini-batches.
 

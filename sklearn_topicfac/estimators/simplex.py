@@ -15,7 +15,7 @@ from .._validation import is_dask_array, reconstruct, warn
 from ..engine import Blocks
 from ..kernels import completion_log_likelihood
 from ..models import SimplexMap
-from ._base import TopicEstimator
+from ._base import TopicEstimator, all_or_nothing
 from .plsi import PLSI
 
 
@@ -339,6 +339,7 @@ class SimplexPLSA(TopicEstimator):
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
+    @all_or_nothing(fresh=True)
     def fit(self, X, y=None):
         """Fit the simplex decomposition to real-valued data ``X``.
 
