@@ -128,9 +128,7 @@ def _interrupt_online_step(monkeypatch, spec):
 
 @pytest.mark.parametrize("after", ["fit", "partial_fit"])
 @pytest.mark.parametrize("spec", estimators_with("partial_fit"))
-def test_an_interrupted_partial_fit_leaves_the_previous_model(
-    spec, after, monkeypatch
-):
+def test_an_interrupted_partial_fit_leaves_the_previous_model(spec, after, monkeypatch):
     if after == "fit":
         est = _fitted(spec)
     else:

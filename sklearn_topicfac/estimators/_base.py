@@ -38,7 +38,6 @@ from ..kernels import (
     normalize_rows,
 )
 
-
 # Fitted state that does not end with an underscore: stepwise EM's running
 # averages, which the next ``partial_fit`` continues from.
 _PRIVATE_FIT_STATE = ("_online_stats",)
