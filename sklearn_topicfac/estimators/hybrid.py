@@ -82,7 +82,10 @@ class HybridNMFPLSI(TopicFactorization):
     loss_ : float
         Final objective.
     loss_history_ : ndarray of shape (n_iter_ + 1,)
-        Objective at the start and after every iteration of every phase.
+        Objective at the start and after every iteration of every phase,
+        then after each split-merge move kept (one entry each: the
+        objective its trial reached; the trials' iterations are in
+        ``split_merge_moves_``) and every iteration run on after them.
     phase_losses_ : ndarray of shape (2 * n_rounds_ + 1,)
         Objective at the start and after each phase: entry ``2 r + 1`` after
         the NMF phase of round ``r`` (counting from 0), entry ``2 r + 2`` after
@@ -92,7 +95,8 @@ class HybridNMFPLSI(TopicFactorization):
     n_rounds_ : int
         Number of rounds run.
     n_iter_ : int
-        Total number of iterations over all phases.
+        Total number of iterations over all phases (plus one per kept move
+        and the iterations after them).
     {{moves_made}}
     {{features_seen}}
 

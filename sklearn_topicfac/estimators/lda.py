@@ -384,19 +384,24 @@ default=None
         ``-bound(X)`` (see above).
     loss_history_ : ndarray of shape (n_iter_ + 1,)
         Minus the bound at the start (with the first E-step's gamma) and
-        after every epoch.  In online
-        learning the entries before the last sum each mini-batch's bound
-        with the topics it met (a free running estimate); the last is exact.
+        after every epoch of the kept start's run; then one entry per
+        split-merge move kept (minus the bound its trial reached: the
+        trials' own epochs are in ``split_merge_moves_``) and the epochs
+        run on after the moves.  In batch learning it never rises.  In
+        online learning the entries before the last sum each mini-batch's
+        bound with the topics it met (a free running estimate); the last is
+        exact.
     n_iter_ : int
-        Number of epochs run by ``fit`` (of the last kept run: the start's, or
-        that of the last split-merge move kept; ``loss_history_`` is that
-        run's too).
+        Number of epochs of the fit kept (a kept move counting as one):
+        ``len(loss_history_) - 1``.
     split_merge_moves_ : list of dict
         The split-merge moves ``fit`` tried, in order: ``"merged"`` (the
         kept topic and the one merged into it, whose slot took one half of
         the split), ``"split"`` (the topic split), ``"bound_before"``,
         ``"bound_after"`` (and the same as objectives, minus the bounds:
-        ``"objective_before"``, ``"objective_after"``) and ``"accepted"``.
+        ``"objective_before"``, ``"objective_after"``), ``"accepted"`` and
+        ``"history"`` (minus the bound at the moved topics and after every
+        epoch of the move's trial).
     n_batch_iter_ : int
         One plus the number of M-steps so far (the :math:`t` of the next
         online step), as in scikit-learn.
@@ -601,9 +606,10 @@ default=None
         Minus the Gamma-Poisson evidence lower bound of the fitted state, at
         most ``-bound(X)`` (as :class:`LDAVI`).
     loss_history_ : ndarray of shape (n_iter_ + 1,)
-        Minus the bound at the start and after every epoch.
+        Minus the bound at the start and after every epoch, a kept
+        split-merge move counting as one epoch (as :class:`LDAVI`).
     n_iter_ : int
-        Number of epochs run (of the last kept run, as :class:`LDAVI`).
+        Number of epochs of the fit kept (as :class:`LDAVI`).
     split_merge_moves_ : list of dict
         The split-merge moves tried (as :class:`LDAVI`).
     n_batch_iter_ : int

@@ -66,9 +66,11 @@ class PLSI(StepwiseEM, TopicFactorization):
     loss_ : float
         Final objective ``D(X || N P(d, w))``.
     loss_history_ : ndarray of shape (n_iter_ + 1,)
-        Objective at the start and after every EM step.
+        Objective at the start and after every EM step; a split-merge move
+        kept counts as one step (its trial's steps are in
+        ``split_merge_moves_``).
     n_iter_ : int
-        Number of EM steps run.
+        Number of EM steps of the fit kept (a kept move counting as one).
     {{moves_made}}
     {{features_seen}}
 
