@@ -114,7 +114,8 @@ def fit(
             polished = run_on(model, runner, best, final, label="fit")
             n_steps += n_moved + polished.n_steps - best.n_steps
             if best is not started:
-                polished = through_the_moves(started, moves, polished, len(best.history))
+                n_trial = len(best.history)
+                polished = through_the_moves(started, moves, polished, n_trial)
             best = polished
         W = runner.rows()
     return FitResult(
