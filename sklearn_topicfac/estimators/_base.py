@@ -160,6 +160,19 @@ class TopicFactorization(TopicEstimator):
     def _check_params(self):
         """Checks across parameters that the constraints cannot express."""
 
+    def _n_topics(self, n_features, H=None):
+        """The number of topics of a fit on ``n_features`` features.
+
+        ``n_components="auto"`` (where the constraints allow it) reads it as
+        scikit-learn's ``NMF`` does: the rows of the custom start ``H`` with
+        ``init="custom"``, else ``n_features``.
+        """
+        if self.n_components != "auto":
+            return self.n_components
+        if self.init == "custom" and H is not None:
+            return np.shape(H)[0]
+        return n_features
+
     # ------------------------------------------------------------ validation
     def _validate_X(self, X, reset):
         X = validate_data(
@@ -214,7 +227,7 @@ class TopicFactorization(TopicEstimator):
         `engine.fit`).  The moves tried are stored in ``split_merge_moves_``.
         """
         n, m = runner.shape
-        k = self.n_components
+        k = self._n_topics(m, H)
         if settings is None:
             # An estimator without these parameters makes one start, no moves.
             settings = {
@@ -307,8 +320,8 @@ class TopicFactorization(TopicEstimator):
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     @all_or_nothing(fresh=True)
-    def fit_transform(self, X, y=None, W=None, H=None):
-        """Fit the model, then return ``transform(X)``.
+    def fit_transform(self, X, y=None, W=None, H=None, *, normalize=True):
+        """Fit the model, then return ``transform(X, normalize=normalize)``.
 
         The result is exactly ``fit(X).transform(X)``: the training documents
         are folded in like any new document, so the two always agree.  The
@@ -321,6 +334,8 @@ class TopicFactorization(TopicEstimator):
         {{ignored_y}}
         W, H : array-like, default=None
             Custom start, used only with ``init='custom'``.
+        normalize : bool, default=True
+            As for ``transform``.
 
         Returns
         -------
@@ -334,17 +349,18 @@ class TopicFactorization(TopicEstimator):
             )
         runner = self._fit(X, W=W, H=H)
         if is_dask_array(X):
-            return self.transform(X)
-        return self._transform_valid(runner.X)
+            return self.transform(X, normalize=normalize)
+        return self._transform_valid(runner.X, normalize)
 
     # ---------------------------------------------------------- transform
-    def _transform_valid(self, X):
+    def _transform_valid(self, X, normalize=True):
         model = self._build_model()
-        return model.doc_output(
-            model.fold_in(X, self.components_), getattr(self, "p_z_", None)
-        )
+        W = model.fold_in(X, self.components_)
+        if not normalize:
+            return W
+        return model.doc_output(W, getattr(self, "p_z_", None))
 
-    def transform(self, X):
+    def transform(self, X, *, normalize=True):
         """Represent documents in the fitted topic space (fold-in).
 
         Parameters
@@ -353,6 +369,24 @@ class TopicFactorization(TopicEstimator):
 (n_samples, n_features)
             Non-negative data with the features seen in ``fit``.  A dask
             array gives a lazy dask array, block by block.
+        normalize : bool, default=True
+            ``True`` gives the estimator's document representation (see
+            its class: KLNMF's document factor, PLSI's ``P(z|d)``, LDAVI's
+            topic proportions...).  ``False`` gives the fold-in before it
+            is normalized or rescaled, as scikit-learn's
+            ``LatentDirichletAllocation.transform(normalize=False)`` does:
+            for LDAVI and GammaPoissonVI the variational parameters of the
+            documents' topic weights (LDAVI's Dirichlet :math:`\\gamma`,
+            scikit-learn's unnormalized output; GammaPoissonVI's Gamma
+            shapes :math:`a`, whose normalized rows are LDAVI's
+            proportions), for the others the count-scale document factor
+            ``W`` with ``W @ components_`` estimating ``X``: the expected
+            number of each document's words in each topic where the
+            topics sum to one (PLSI, HybridNMFPLSI, JointNMF; a
+            document without words gets zeros).  Where
+            ``transform`` already returns that factor (KLNMF,
+            NormalizedNMF, JointNMF with ``normalize="components"``) both
+            values give the same result.
 
         Returns
         -------
@@ -361,8 +395,12 @@ class TopicFactorization(TopicEstimator):
         """
         check_is_fitted(self)
         if is_dask_array(X):
-            return engine.map_row_blocks(self.transform, X, self.components_.shape[0])
-        return self._transform_valid(self._validate_X(X, reset=False))
+            return engine.map_row_blocks(
+                functools.partial(self.transform, normalize=normalize),
+                X,
+                self.components_.shape[0],
+            )
+        return self._transform_valid(self._validate_X(X, reset=False), normalize)
 
     @fill_doc
     def topic_proportions(self, X):
@@ -541,6 +579,10 @@ class StepwiseEM:
 
     _parameter_constraints: dict = {
         **TopicFactorization._parameter_constraints,
+        "n_components": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
         "learning_decay": [Interval(Real, 0.5, 1, closed="right")],
         "learning_offset": [Interval(Real, 1, None, closed="left")],
     }
@@ -581,10 +623,9 @@ class StepwiseEM:
                 )
             runner = engine.InMemoryRunner(X)
             n, m = X.shape
-            init = resolve_init(self.init, self._default_init, n, m, self.n_components)
-            H = engine.start_topics(
-                model, runner, init, self.n_components, self.random_state
-            )
+            k = self._n_topics(m)
+            init = resolve_init(self.init, self._default_init, n, m, k)
+            H = engine.start_topics(model, runner, init, k, self.random_state)
             self.n_batch_iter_ = 0
         else:
             H = self.components_

@@ -3,7 +3,7 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._docstrings import fill_doc
 from ..engine.iterations import Run
@@ -47,8 +47,10 @@ class HybridNMFPLSI(TopicFactorization):
 
     Parameters
     ----------
-    n_components : int, default=10
+    n_components : int or "auto", default=10
         Number of topics (clusters).
+        ``"auto"``: as scikit-learn's ``NMF``, the number of rows of the
+        ``H`` passed to ``fit`` with ``init="custom"``, else ``n_features``.
     init : {"kmeans", "random", "nndsvda", "custom"} or None, default=None
         Start.  ``None`` uses ``"kmeans"`` (the paper's smoothed K-means
         start; ``random_state`` seeds K-means) when
@@ -134,6 +136,10 @@ class HybridNMFPLSI(TopicFactorization):
 
     _parameter_constraints: dict = {
         **TopicFactorization._parameter_constraints,
+        "n_components": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
     }
 

@@ -34,8 +34,10 @@ class KLNMF(StepwiseEM, TopicFactorization):
 
     Parameters
     ----------
-    n_components : int, default=10
+    n_components : int or "auto", default=10
         Number of topics (the rank of the factorization).
+        ``"auto"``: as scikit-learn's ``NMF``, the number of rows of the
+        ``H`` passed to ``fit`` with ``init="custom"``, else ``n_features``.
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start of the iterations.  ``None`` uses ``"nndsvda"`` (a non-negative
         SVD start, deterministic up to ``random_state``) when
@@ -138,8 +140,10 @@ class NormalizedNMF(KLNMF):
 
     Parameters
     ----------
-    n_components : int, default=10
+    n_components : int or "auto", default=10
         Number of topics.
+        ``"auto"``: as scikit-learn's ``NMF``, the number of rows of the
+        ``H`` passed to ``fit`` with ``init="custom"``, else ``n_features``.
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start, as for :class:`KLNMF`; a custom ``(W, H)`` is rescaled into the
         normalized form without changing ``W H``.

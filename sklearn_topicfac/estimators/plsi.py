@@ -38,8 +38,10 @@ class PLSI(StepwiseEM, TopicFactorization):
 
     Parameters
     ----------
-    n_components : int, default=10
+    n_components : int or "auto", default=10
         Number of topics (aspects).
+        ``"auto"``: as scikit-learn's ``NMF``, the number of rows of the
+        ``H`` passed to ``fit`` with ``init="custom"``, else ``n_features``.
     beta : float in (0, 1], default=1.0
         Tempering exponent of the posterior; 1 gives plain EM.
     init : {"random", "nndsvda", "custom"} or None, default=None
