@@ -143,3 +143,58 @@ def test_n_components_auto_without_a_custom_start_is_n_features(spec):
 def test_n_components_auto_is_refused_where_it_has_no_meaning(name):
     with pytest.raises(InvalidParameterError, match="n_components"):
         BY_NAME[name].make(n_components="auto").fit(X)
+
+
+# ----------------------------------------------------------- subnormal data
+# A KL factorization without priors is scale-equivariant: the model of c X
+# is that of X with the document factor and the objective times c.  Data so
+# small that a fit's products are subnormal lost that (topics up to 0.4 off
+# the rescaled data's); such data is fitted at a safe scale.
+SCALE_EQUIVARIANT = ["KLNMF", "NormalizedNMF", "PLSI", "JointNMF", "HybridNMFPLSI"]
+
+
+@pytest.mark.parametrize("dtype, factor", [(np.float64, 1e-310), (np.float32, 1e-41)])
+@pytest.mark.parametrize("name", SCALE_EQUIVARIANT)
+def test_subnormal_data_gives_the_topics_of_the_data_rescaled(name, dtype, factor):
+    tiny = (X * factor).astype(dtype)
+    assert tiny.max() < np.finfo(dtype).tiny  # every entry subnormal
+    exponent = 1 - np.frexp(tiny.max())[1] + 4  # entries up to 16
+    rescaled = np.ldexp(tiny, exponent)  # exact
+    assert rescaled.dtype == dtype and np.array_equal(
+        np.ldexp(rescaled, -exponent), tiny
+    )
+    spec = BY_NAME[name]
+    a = spec.make(n_components=3, max_iter=30, random_state=0).fit(tiny)
+    b = spec.make(n_components=3, max_iter=30, random_state=0).fit(rescaled)
+    assert a.components_.dtype == dtype
+    tol = dict(rtol=1e-9, atol=1e-12) if dtype == np.float64 else dict(atol=1e-5)
+    assert_allclose(a.topic_word_distributions(), b.topic_word_distributions(), **tol)
+    assert_allclose(np.ldexp(a.loss_history_, exponent), b.loss_history_, rtol=1e-6)
+    if dtype == np.float64:
+        # The model W H of the training data and of the fold-in scale with
+        # the data (to the precision of subnormal numbers, about 1e-13
+        # relative here); how a start splits the scale between W and H
+        # depends on the scale, the product does not.
+        def model(est, Y):
+            W = est.transform(Y, normalize=False)
+            return np.ldexp(W @ est.components_, exponent if Y is tiny else 0)
+
+        expected = model(b, rescaled)
+        assert_allclose(model(a, tiny), expected, rtol=1e-9, atol=1e-9 * expected.max())
+        if spec.transform_rows_sum_to_one:
+            theta = a.transform(tiny)
+            assert_allclose(theta, b.transform(rescaled), rtol=1e-9, atol=1e-12)
+
+
+def test_data_of_ordinary_scale_is_fitted_as_it_is():
+    # Rescaling is for tiny data only: at the scale of counts (and down to
+    # the threshold) the fit is the same computation, bit for bit.
+    spec = BY_NAME["KLNMF"]
+    a = spec.make(n_components=3, max_iter=10, random_state=0).fit(X * 1e-150)
+    b = spec.make(n_components=3, max_iter=10, random_state=0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            "sklearn_topicfac.estimators._base.tiny_data_exponent", lambda X: 0
+        )
+        b.fit(X * 1e-150)
+    assert_array_equal(a.components_, b.components_)

@@ -12,9 +12,12 @@ A count-data estimator derives from `TopicFactorization` and defines
 """
 
 import functools
+import math
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -37,6 +40,35 @@ from ..kernels import (
     completion_split,
     normalize_rows,
 )
+
+
+def tiny_data_exponent(X):
+    """The power of two that brings tiny data ``X`` to a safe scale, or 0.
+
+    Data whose largest entry is below the square root of the dtype's
+    smallest normal number (float64: 1.5e-154; float32: 1.1e-19) reaches
+    subnormal numbers in the products of a fit, where precision is lost
+    (topics of subnormal data were up to 0.4 off those of the same data
+    rescaled).  The exponent ``e`` returned is even and brings the largest
+    entry of ``X * 2**e`` into ``[1, 4)``; scaling by a power of two is
+    exact.  0 for other data.
+    """
+    values = X.data if sp.issparse(X) else X
+    largest = float(values.max()) if values.size else 0.0
+    if not 0 < largest < math.sqrt(np.finfo(X.dtype).tiny):
+        return 0
+    exponent = 1 - math.frexp(largest)[1]
+    return exponent + exponent % 2
+
+
+def scaled(X, exponent):
+    """``X * 2**exponent``, a new array (sparse stays sparse), exactly."""
+    if sp.issparse(X):
+        X = X.copy()
+        X.data = np.ldexp(X.data, exponent)
+        return X
+    return np.ldexp(X, exponent)
+
 
 # Fitted state that does not end with an underscore: stepwise EM's running
 # averages, which the next ``partial_fit`` continues from.
@@ -150,6 +182,12 @@ class TopicFactorization(TopicEstimator):
 
     _default_init = "nndsvda"
     _blockwise = True
+    # The model of c X is that of X with the document factor and the
+    # objective times c (a KL factorization without priors): tiny data is
+    # then fitted rescaled (see `_fit`).
+    _scale_equivariant = False
+    # Fitted attributes holding objectives besides loss_ and loss_history_.
+    _objective_attributes = ()
     # The parameter whose limit a fit that did not converge reached.
     _iteration_limit = "max_iter"
 
@@ -253,16 +291,53 @@ class TopicFactorization(TopicEstimator):
     def _fit(self, X, W=None, H=None):
         """Fit on ``X`` (any source); returns the runner (closed)."""
         self._check_params()
-        runner = self._runner(X)
+        runner = fitted_on = self._runner(X)
+        exponent = 0
+        if self._scale_equivariant and isinstance(runner, engine.InMemoryRunner):
+            # Tiny data is fitted at a safe scale: for these models the fit
+            # of c X from (c W, H) is (c W_t, H_t) with the objective times
+            # c, so the result of X is read off exactly (c a power of two).
+            exponent = tiny_data_exponent(runner.X)
+            if exponent:
+                fitted_on = engine.InMemoryRunner(scaled(runner.X, exponent))
+                if W is not None:
+                    W = np.asarray(W)
+                    W = np.ldexp(W.astype(np.result_type(W, np.float32)), exponent)
         try:
-            result = self._fit_engine(runner, W, H)
+            result = self._fit_engine(fitted_on, W, H)
             if hasattr(runner, "n_bytes"):
                 self.n_bytes_per_iteration_ = np.asarray(runner.n_bytes)
         finally:
+            fitted_on.close()
             runner.close()
+        if exponent:
+            result = self._unscaled(result, exponent)
         self._store_fit_result(result.history, result.n_iter, result.converged)
         self._set_fit_attributes(result.W, result.H)
         return runner
+
+    def _unscaled(self, result, exponent):
+        """The `engine.FitResult` of data ``X`` from that of ``X * 2**exponent``."""
+
+        def objective(value):
+            return math.ldexp(value, -exponent)
+
+        moves = []
+        for move in result.moves:
+            move = dict(move)
+            for key in ("objective_before", "objective_after"):
+                move[key] = objective(move[key])
+            move["history"] = np.ldexp(move["history"], -exponent)
+            moves.append(move)
+        self.split_merge_moves_ = moves
+        for name in self._objective_attributes:
+            setattr(self, name, np.ldexp(getattr(self, name), -exponent))
+        return replace(
+            result,
+            W=np.ldexp(result.W, -exponent),
+            history=[objective(value) for value in result.history],
+            moves=moves,
+        )
 
     def _store_fit_result(self, history, n_iter, converged):
         """Warn if the fit did not converge; set the objective attributes."""
@@ -355,7 +430,13 @@ class TopicFactorization(TopicEstimator):
     # ---------------------------------------------------------- transform
     def _transform_valid(self, X, normalize=True):
         model = self._build_model()
-        W = model.fold_in(X, self.components_)
+        exponent = tiny_data_exponent(X) if self._scale_equivariant else 0
+        if exponent:
+            # The fold-in of c X is c times that of X (see `_fit`).
+            W = model.fold_in(scaled(X, exponent), self.components_)
+            W = np.ldexp(W, -exponent)
+        else:
+            W = model.fold_in(X, self.components_)
         if not normalize:
             return W
         return model.doc_output(W, getattr(self, "p_z_", None))

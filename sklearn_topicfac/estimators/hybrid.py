@@ -174,6 +174,8 @@ class HybridNMFPLSI(TopicFactorization):
     _blockwise = False
     # The rounds are what stops the fit (and what a ConvergenceWarning names).
     _iteration_limit = "n_rounds"
+    _scale_equivariant = True
+    _objective_attributes = ("phase_losses_",)
 
     def _build_model(self):
         # The fitted parametrization is PLSI's, so are the fold-in and the

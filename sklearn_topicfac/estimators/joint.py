@@ -143,6 +143,8 @@ class JointNMF(StepwiseEM, TopicFactorization):
                 "to one, so the L1 penalty is constant); use normalize='components'."
             )
 
+    _scale_equivariant = True
+
     def _build_model(self):
         return JointNMFModel(
             self.normalize,

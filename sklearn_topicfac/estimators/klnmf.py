@@ -110,6 +110,8 @@ class KLNMF(StepwiseEM, TopicFactorization):
         self.random_state = random_state
         self.verbose = verbose
 
+    _scale_equivariant = True
+
     def _build_model(self):
         return KLNMFModel(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
 

@@ -124,5 +124,7 @@ class PLSI(StepwiseEM, TopicFactorization):
         self.random_state = random_state
         self.verbose = verbose
 
+    _scale_equivariant = True
+
     def _build_model(self):
         return PLSIModel(self.beta, fold_in_iter=self.max_iter, fold_in_tol=self.tol)
