@@ -20,7 +20,9 @@ class KLNMF(StepwiseEM, TopicFactorization):
     by Lee & Seung's multiplicative updates (Zhang, Ding & Tang, Alg. 1),
     ``W`` first, then ``H`` -- the order of scikit-learn's
     ``NMF(beta_loss="kullback-leibler", solver="mu")``, whose iterates this
-    estimator reproduces from the same start:
+    estimator reproduces from the same custom start ``(W, H)`` with
+    ``split_merge=0`` (the default split-merge moves leave that path; the
+    stopping rules differ too, so compare with ``tol=0``):
 
     .. math::
 

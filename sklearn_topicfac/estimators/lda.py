@@ -354,9 +354,10 @@ default=None
         restarts, do not leave (on the 20-topic corpus of
         ``examples/choosing_k.py`` it made the held-out score choose k = 28
         instead of 20).  Each move costs about one more fit of a few epochs;
-        ``0`` disables the moves (and, with ``init="random"``, reproduces
-        scikit-learn's fit).  The moves made are in
-        ``split_merge_moves_``.
+        ``0`` disables the moves; with ``init="random"`` and the same
+        ``random_state`` the first epoch is then scikit-learn's (the later
+        ones differ by their E-step's start, see above).  The moves made
+        are in ``split_merge_moves_``.
     tol : float, default=1e-4
         {{stopping}}
         (An iteration is an epoch; the objective is minus the bound.)
