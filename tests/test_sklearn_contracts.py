@@ -153,6 +153,17 @@ def test_n_components_auto_is_refused_where_it_has_no_meaning(name):
 SCALE_EQUIVARIANT = ["KLNMF", "NormalizedNMF", "PLSI", "JointNMF", "HybridNMFPLSI"]
 
 
+def test_the_scale_equivariant_estimators_are_those_that_rescale():
+    # LDAVI and GammaPoissonVI have priors (their model of c X is not that
+    # of X rescaled); SimplexPLSA maps real data onto a simplex itself.
+    rescaling = {
+        spec.values[0].name
+        for spec in ALL
+        if getattr(spec.values[0].cls, "_scale_equivariant", False)
+    }
+    assert rescaling == set(SCALE_EQUIVARIANT)
+
+
 @pytest.mark.parametrize("dtype, factor", [(np.float64, 1e-310), (np.float32, 1e-41)])
 @pytest.mark.parametrize("name", SCALE_EQUIVARIANT)
 def test_subnormal_data_gives_the_topics_of_the_data_rescaled(name, dtype, factor):
