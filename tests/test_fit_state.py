@@ -18,12 +18,13 @@ import warnings
 import numpy as np
 import pytest
 from _corpora import low_rank_counts
-from _estimators import estimators_with
+from _estimators import BY_NAME, estimators_with
 from numpy.testing import assert_array_equal
 from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_topicfac
 from sklearn_topicfac import fit_callback
+from sklearn_topicfac.out_of_core import Blocks
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -168,3 +169,12 @@ def test_a_failed_fit_of_an_unfitted_estimator_leaves_it_unfitted():
     assert not [name for name in vars(est) if name.endswith("_")]
     with pytest.raises(Exception, match=re.escape("is not fitted yet")):
         est.transform(X_OLD)
+
+
+@pytest.mark.parametrize("name", ["KLNMF", "LDAVI"])
+def test_an_interrupted_block_wise_refit_leaves_the_previous_model(name):
+    est = _fitted(BY_NAME[name])
+    snapshot, T_old = copy.deepcopy(vars(est)), est.transform(X_OLD)
+    with fit_callback(_raise(KeyboardInterrupt)), pytest.raises(KeyboardInterrupt):
+        est.fit(Blocks(X_WIDER, block_size=4))
+    _assert_left_as_it_was(est, snapshot, T_old)
