@@ -192,6 +192,9 @@ def test_subnormal_data_gives_the_topics_of_the_data_rescaled(name, dtype, facto
 
         expected = model(b, rescaled)
         assert_allclose(model(a, tiny), expected, rtol=1e-9, atol=1e-9 * expected.max())
+        assert_allclose(
+            a.topic_proportions(tiny), b.topic_proportions(rescaled), atol=1e-12
+        )
         if spec.transform_rows_sum_to_one:
             theta = a.transform(tiny)
             assert_allclose(theta, b.transform(rescaled), rtol=1e-9, atol=1e-12)

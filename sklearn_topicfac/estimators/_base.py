@@ -513,6 +513,9 @@ class TopicFactorization(TopicEstimator):
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
+        exponent = tiny_data_exponent(X) if self._scale_equivariant else 0
+        if exponent:
+            X = scaled(X, exponent)  # proportions do not depend on the scale
         return self._build_model().topic_proportions(X, self.components_)
 
     def topic_word_distributions(self):
