@@ -1159,8 +1159,7 @@ def _apply(args):
     except FileNotFoundError:
         raise _CorpusError(f"no such model file: {args.model}") from None
     except ValueError as exc:
-        message = str(exc).replace("trust_pickle=True; ", "")
-        raise _CorpusError(message) from None
+        raise _CorpusError(str(exc)) from None
     corpus = _read_corpus(args)
     data = _corpus_input(corpus)
     print(f"{corpus.name}: {len(corpus.doc_ids or range(_n_rows(data)))} documents")

@@ -189,7 +189,8 @@ def load(path, *, trust_pickle=False):
         raise ValueError(
             f"{path} is a pickle (joblib) file, not a skops file: loading a pickle "
             "can run any code it contains, so it is loaded only when you trust "
-            "where it came from (trust_pickle=True; topicfac apply --trust-pickle)."
+            "where it came from (load(..., trust_pickle=True), or topicfac apply "
+            "--trust-pickle)."
         )
     return _load_pickle(path, opener)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import skops.io
 from _corpora import planted_counts
-from _estimators import REGISTRY
+from _estimators import REGISTRY, estimators_with
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import make_pipeline
 
@@ -46,6 +46,16 @@ def test_every_estimator_round_trips_bit_identically(spec, tmp_path):
     assert back.get_params(deep=False).keys() == est.get_params(deep=False).keys()
     assert np.array_equal(back.components_, est.components_)
     assert np.array_equal(back.transform(X), est.transform(X))
+
+
+@pytest.mark.parametrize("spec", estimators_with("partial_fit"))
+def test_online_learning_continues_the_same_after_a_round_trip(spec, tmp_path):
+    X = planted_counts(n=60, m=12, k=3, seed=1)
+    est = spec.make(n_components=2, random_state=0).partial_fit(X[:30])
+    back = load(save(est, tmp_path / "online.skops"))
+    est.partial_fit(X[30:])
+    back.partial_fit(X[30:])
+    assert np.array_equal(back.components_, est.components_)
 
 
 def test_the_cli_pipeline_round_trips_bit_identically(tmp_path):
