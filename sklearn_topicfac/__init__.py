@@ -16,11 +16,10 @@ The package reads in floors, each importing only the floors below it:
 
 from . import estimators
 from ._config import config_context, get_config, set_config
+from ._version import __version__
 from .engine import IterationInfo, fit_callback
 from .estimators import *  # noqa: F403 (the eight estimators, listed once there)
 from .persistence import load, save
-
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     *estimators.__all__,

@@ -24,6 +24,7 @@ import zlib
 from pathlib import Path
 
 from . import estimators
+from ._version import __version__
 from .estimators.simplex import SimplexPLSA
 from .models.simplex import SimplexMap
 
@@ -67,14 +68,6 @@ _PICKLE_OPENERS = (
     (b"]\x00\x00", lzma.decompress),
     *((b"x" + level, zlib.decompress) for level in (b"\x01", b"^", b"\x9c", b"\xda")),
 )
-
-
-def _version():
-    # The version is set in the package's __init__, after this module's
-    # floor: read it when needed.
-    import sklearn_topicfac
-
-    return sklearn_topicfac.__version__
 
 
 def _trusted_types():
@@ -122,7 +115,7 @@ def save(estimator, path):
     buffer = io.BytesIO()
     skops.io.dump(estimator, buffer)
     with zipfile.ZipFile(buffer, "a") as archive:
-        archive.writestr(_VERSION_ENTRY, json.dumps({"version": _version()}))
+        archive.writestr(_VERSION_ENTRY, json.dumps({"version": __version__}))
     path = Path(path)
     path.write_bytes(buffer.getvalue())
     return path
@@ -246,7 +239,7 @@ def _version_message(path, saved_by, exc):
     )
     return (
         f"{path} was saved by {saved}, and names a class the installed "
-        f"sklearn-topicfac {_version()} does not have ({exc}); load it with the "
+        f"sklearn-topicfac {__version__} does not have ({exc}); load it with the "
         "version that saved it, or fit the model again."
     )
 
