@@ -380,6 +380,7 @@ def test_help_documents_every_option():
         "--progress",
         "--no-progress",
         "--verbose",
+        "--force",
         "--debug",
         "--version",
     ]
