@@ -130,22 +130,28 @@ class _ChunksHere:
         return f"the dask array {self.name!r}"
 
 
-def _check_read(raw, sizes, name):
+def _check_read(raw, prepared, sizes, name):
     """Raise a ``ValueError`` naming the first block whose reading failed.
 
     ``raw`` are the futures of the blocks as the dask array computes them
-    (read from files, ...); an error there would otherwise reach the
-    caller as the reader's own, naming no block.
+    (read from files, ...), ``prepared`` the futures of the prepared blocks
+    made from them; an error in ``raw`` would otherwise reach the caller as
+    the reader's own, naming no block.  Each raw block is let go as soon as
+    its prepared block is made, as without the check.
     """
-    from distributed import wait
+    from distributed import as_completed, wait
 
-    wait(raw)
     starts = np.concatenate([[0], np.cumsum(sizes)]).tolist()
-    for index, future in enumerate(raw):
+    where = {future.key: index for index, future in enumerate(prepared)}
+    for future in as_completed(prepared):
+        index = where[future.key]
         if future.status == "error":
-            exc = future.exception()
-            source = f"the dask array {name!r}"
-            raise unreadable_block(index, starts[index], source, exc) from exc
+            wait(raw[index])
+            if raw[index].status == "error":
+                exc = raw[index].exception()
+                source = f"the dask array {name!r}"
+                raise unreadable_block(index, starts[index], source, exc) from exc
+        raw[index] = None
 
 
 def map_row_blocks(function, X, n_columns):
@@ -183,7 +189,7 @@ class DaskRunner:
                 zip(raw, bounds[:-1], bounds[1:], strict=True)
             )
         ]
-        _check_read(raw, self.sizes, X.name)
+        _check_read(raw, self.blocks, self.sizes, X.name)
         # Only the prepared blocks are kept: the raw ones are released (a lost
         # prepared block is recomputed from the dask array's graph).
         del raw
