@@ -45,9 +45,14 @@ def lee_seung(X, W, H, n_steps=1):
     scikit-learn.  Returns ``(W, H)``.
     """
     X = np.asarray(X, dtype=float)
+
+    def ratio(W, H):  # X / WH, 0 where X is (a term no document uses: WH = 0)
+        M = W @ H
+        return np.divide(X, M, where=X > 0, out=np.zeros_like(M))
+
     for _ in range(n_steps):
-        W = W * ((X / (W @ H)) @ H.T) / H.sum(axis=1)[None, :]
-        H = H * (W.T @ (X / (W @ H))) / W.sum(axis=0)[:, None]
+        W = W * (ratio(W, H) @ H.T) / H.sum(axis=1)[None, :]
+        H = H * (W.T @ ratio(W, H)) / W.sum(axis=0)[:, None]
     return W, H
 
 
