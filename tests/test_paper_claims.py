@@ -29,7 +29,7 @@ from test_plsi import (
     PAPER_X,
 )
 from test_plsi import _fit_worked_example as _fit_once
-from test_simplex import X_TRIANGLE
+from test_simplex import CORNERS, X_TRIANGLE
 
 from sklearn_topicfac import (
     KLNMF,
@@ -42,7 +42,7 @@ from sklearn_topicfac import (
 )
 from sklearn_topicfac.kernels import normalize_columns, normalize_rows
 from sklearn_topicfac.model_selection import shuffled_folds
-from sklearn_topicfac.models import JointNMFModel, KLNMFModel, PLSIModel
+from sklearn_topicfac.models import JointNMFModel, KLNMFModel, PLSIModel, SimplexMap
 
 # The worked example's 5000-iteration fits, shared by the tests that read them.
 _fit_worked_example = functools.cache(_fit_once)
@@ -520,6 +520,39 @@ def test_plain_plsa_collapses_in_most_starts_simplex_plsa_in_none():
     # (docs/paper004_simplex.md); SimplexPLSA's triangles 0.82 to 0.98.
     assert 0.7 <= np.mean(np.array(plain) < 0.2) < 1
     assert np.all(np.array(simplex) > 0.5)
+
+
+# ---------------------------------- paper 004, step 7: refuted as printed
+def test_paper_004_step_7_as_printed_leaves_the_data_off_the_simplex(monkeypatch):
+    # Step 7 reads b = 1 - min(B^), and min(B^) = 0 after step 6: b = 1, a
+    # no-op.  Its stated purpose (the centre's entries sum to one) needs
+    # b = 1 - d min(B-), which SimplexPLSA uses: every mapped point then lies
+    # on the standard simplex and the fitted simplex has its corners near the
+    # true ones.  As printed, the mapped points of the paper's experiment
+    # sum to 0.148 (the whitened coordinates are small), PLSA's row
+    # normalization rescales them, and the simplex mapped back is several
+    # triangle sides away from the true corners (docs/paper_claims.md).
+    side = np.linalg.norm(CORNERS[0] - CORNERS[1])
+
+    def worst_corner(vertices):
+        return max(np.linalg.norm(CORNERS - v, axis=1).min() for v in vertices) / side
+
+    common = dict(n_components=3, init="random", max_iter=300, random_state=0)
+    ours = SimplexPLSA(**common).fit(X_TRIANGLE)
+    assert_allclose(ours.simplex_map_.to_simplex(X_TRIANGLE).sum(axis=1), 1)
+    assert worst_corner(ours.components_) < 0.15
+    fit = SimplexMap.fit
+
+    def as_printed(self, X, n_axes, random_state):
+        fit(self, X, n_axes, random_state)
+        self.scale = 1.0  # b = 1 - min(B^) = 1
+        return self
+
+    monkeypatch.setattr(SimplexMap, "fit", as_printed)
+    printed = SimplexPLSA(**common).fit(X_TRIANGLE)
+    sums = printed.simplex_map_.to_simplex(X_TRIANGLE).sum(axis=1)
+    assert np.all(sums < 0.5)
+    assert worst_corner(printed.components_) > 1
 
 
 @pytest.mark.parametrize("seed", [1, 6])
