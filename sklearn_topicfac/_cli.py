@@ -7,6 +7,7 @@ sklearn_topicfac``.  With no input it fits the bundled Classic3 corpus.
 import argparse
 import csv
 import io
+import os
 import sys
 import time
 import warnings
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import joblib
 import numpy as np
+import scipy.io
 import scipy.sparse as sp
 from sklearn.compose import ColumnTransformer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
@@ -25,6 +27,7 @@ from sklearn.pipeline import make_pipeline
 import sklearn_topicfac
 
 from . import __version__, estimators, fit_callback
+from ._validation import available_memory, format_bytes
 from .datasets import load_classic3, load_mat_corpus, load_reuters21578
 from .inspection import document_topics, top_terms, write_report
 from .metrics import clustering_accuracy, npmi_coherence, topic_diversity
@@ -34,6 +37,11 @@ from .model_selection import select_n_components
 def _estimator_names():
     """The package's estimators by their public names (``__all__`` order)."""
     return tuple(estimators.__all__)
+
+
+def _text_estimator_names():
+    """The estimators offered for raw text: the topic models of counts."""
+    return tuple(name for name in _estimator_names() if name != "SimplexPLSA")
 
 
 # Text defaults, measured on WebKB4 and Reuters-21578 (docs/guide/cli.md):
@@ -106,8 +114,11 @@ examples:
   topicfac latin1_texts/ --encoding latin-1 --stop-words none --max-df 1.0
   python -m sklearn_topicfac --max-iter 50 --random-state 1 --verbose
 
-exit status: 0 on success, 1 on a bad input (unreadable path, empty corpus,
-invalid data), 2 on a bad command line.  Errors are one line on stderr.
+exit status: 0 on success (also when the reader of the output stops early,
+as in 'topicfac | head -2'), 1 on a bad input (unreadable path, empty corpus,
+a delimiter that does not match --format, -k above the number of documents
+or terms, a fit larger than the available memory), 2 on a bad command line.
+Errors are one line on stderr, and input mistakes are caught before any fit.
 """
 
 
@@ -257,9 +268,10 @@ _OPTIONS = (
             type=_estimator_name,
             default="KLNMF",
             metavar="NAME",
-            help=f"topic model to fit, one of {', '.join(_estimator_names())} "
-            "(case-insensitive; default: %(default)s); SimplexPLSA is fitted on "
-            "the K - 1 leading principal axes of the counts",
+            help=f"topic model to fit, one of {', '.join(_text_estimator_names())} "
+            "(case-insensitive; default: %(default)s); on a count matrix (mat, "
+            "the bundled corpus) also SimplexPLSA, for real-valued data, fitted "
+            "on the K - 1 leading principal axes of the counts",
         ),
     ),
     (
@@ -515,6 +527,7 @@ def _read_table(path, delimiter, text_column, label_column, encoding):
     columns = reader.fieldnames or []
     if not columns:
         raise _CorpusError(f"{path} is empty: expected a header row")
+    _check_delimiter(path, text, delimiter, columns)
     if text_column is None:
         if "text" in columns:
             text_column = "text"
@@ -543,6 +556,24 @@ def _read_table(path, delimiter, text_column, label_column, encoding):
     return _numbered_corpus(path, docs, labels)
 
 
+def _check_delimiter(path, text, delimiter, columns):
+    """A header of one column that the other delimiter splits in several: the
+    file is a TSV read as CSV (or the reverse), whose rows would be split at
+    the wrong places."""
+    if len(columns) != 1:
+        return
+    other, other_format = ("\t", "tsv") if delimiter == "," else (",", "csv")
+    header = next(csv.reader(io.StringIO(text, newline=""), delimiter=other), [])
+    if len(header) > 1:
+        given = "csv" if delimiter == "," else "tsv"
+        kind = "tab" if other == "\t" else "comma"
+        raise _CorpusError(
+            f"{path}: its header has one column with --format {given} but "
+            f"{len(header)} {kind}-separated ones ({', '.join(header[:5])}); "
+            f"pass --format {other_format}"
+        )
+
+
 def _read_lines(path, encoding):
     text = _read_text(path, encoding)
     docs = [line for line in text.splitlines() if line.strip()]
@@ -567,7 +598,26 @@ def _read_labeled_lines(path, encoding):
     return _numbered_corpus(path, docs, labels)
 
 
+def _check_mat_file(path):
+    """Our own one-line error for a file that is no MATLAB file SciPy reads."""
+    try:
+        with open(path, "rb") as fh:
+            major, _ = scipy.io.matlab.matfile_version(fh)
+    except Exception:
+        raise _CorpusError(
+            f"{path} is not a MATLAB .mat file (--format mat reads a matrix "
+            "saved by MATLAB or scipy.io.savemat); check the path, or pass the "
+            f"file's format with --format ({', '.join(FORMATS[1:])})"
+        ) from None
+    if major == 2:
+        raise _CorpusError(
+            f"{path} is a MATLAB v7.3 (HDF5) file, which SciPy cannot read; "
+            "save it from MATLAB with save(..., '-v7')"
+        )
+
+
 def _read_mat(path):
+    _check_mat_file(path)
     X, y, vocabulary, _ = load_mat_corpus(path)
     if X.shape[0] == 0:
         raise _CorpusError(f"{path} holds no documents")
@@ -909,8 +959,45 @@ def _fit(estimator, X, args):
     )
 
 
+# Dense float64 arrays of a fit, in units of n_components * (n_documents +
+# n_terms): W, H, their updates, the best start's copies (tracemalloc peaks of
+# the estimators with k=200 on Classic3: 5.9 to 11.5).
+_MEMORY_FACTOR = 12
+
+
+def _check_n_components(k, n_docs, n_terms):
+    for what, size in (("documents", n_docs), ("terms", n_terms)):
+        if k > size:
+            limit = min(n_docs, n_terms)
+            raise _CorpusError(
+                f"-k {k} exceeds the corpus's {size} {what}: there cannot be "
+                f"more topics than documents or terms; pass -k {limit} or less "
+                "(or -k auto)"
+            )
+
+
+def _check_memory(k, X):
+    """Refuse, before any work, a fit that cannot fit in memory."""
+    n_docs, n_terms = X.shape
+    need = 8 * _MEMORY_FACTOR * k * (n_docs + n_terms)
+    available = available_memory()
+    if available is not None and need > available:
+        raise _CorpusError(
+            f"-k {k} on {n_docs} documents x {n_terms} terms needs about "
+            f"{format_bytes(need)} of memory, more than the "
+            f"{format_bytes(available)} available; pass a smaller -k, or "
+            "fewer terms (--max-features, --min-df)"
+        )
+
+
 def _run(args):
     corpus = _read_corpus(args)
+    if args.estimator == "SimplexPLSA" and corpus.docs is not None:
+        raise _CorpusError(
+            "SimplexPLSA encloses real-valued data in a simplex; it is no topic "
+            "model of raw text (its weights barely follow the topics): choose "
+            f"another --estimator ({', '.join(_text_estimator_names())})"
+        )
     X, vocabulary, head = _vectorize(corpus, args)
     n_docs, n_terms = X.shape
     labels = ""
@@ -928,7 +1015,11 @@ def _run(args):
             "--report shows topic models of counts; SimplexPLSA's real-valued "
             "bases have no word distributions to draw (choose another --estimator)"
         )
+    if args.n_components != "auto":
+        _check_n_components(args.n_components, n_docs, n_terms)
     k, selection = _choose_n_components(corpus, X, args)
+    _check_n_components(k, n_docs, n_terms)
+    _check_memory(k, X)
     estimator = _make_estimator(args.estimator, args, k, n_terms)
     _fit(estimator, X, args)
     n_top = min(args.top_terms, n_terms)
@@ -979,10 +1070,25 @@ def _n_rows(data):
     return data.shape[0] if hasattr(data, "shape") else len(data)
 
 
+def _quiet_closed_stdout():
+    """Point stdout at the null device once its reader has gone (``| head``):
+    Python's own flush at exit would otherwise fail again (see the Python
+    docs' note on SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def _main(parser, command, argv):
     args = parser.parse_args(argv)
     try:
-        return command(args)
+        status = command(args)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # The reader of our output closed it (e.g. `topicfac | head -2`): it
+        # has what it wanted, so this is no error.
+        _quiet_closed_stdout()
+        return 0
     except KeyboardInterrupt:
         print(f"\n{parser.prog}: interrupted", file=sys.stderr)
         return 130

@@ -613,3 +613,139 @@ def test_report_option_writes_the_html(news_dir, tmp_path):
     assert page.count("class='topic-card'") == 3
     assert page.count("class='doc'") == 45
     assert "data-label='weather'" in page
+
+
+# ------------------------------------------------- input checked before work
+@pytest.fixture(scope="module")
+def mistakes_dir(tmp_path_factory):
+    """Inputs a user gets wrong: a TSV and a CSV of three columns, a text file."""
+    root = tmp_path_factory.mktemp("mistakes")
+    rows = [("sports", d) for d in _texts(SPORTS, 6, 0)]
+    rows += [("money", d) for d in _texts(MONEY, 6, 1)]
+    with open(root / "news.tsv", "w") as fh:
+        fh.write("id\tlabel\ttext\n")
+        fh.writelines(
+            f"{i}\t{lab}\t{doc}, with a comma\n" for i, (lab, doc) in enumerate(rows)
+        )
+    with open(root / "news.csv", "w") as fh:
+        fh.write("id,label,text\n")
+        fh.writelines(f'{i},{lab},"{doc}"\n' for i, (lab, doc) in enumerate(rows))
+    (root / "notes.txt").write_text("This is not a MATLAB file.\n" * 20)
+    return root
+
+
+def _one_line_error(result, *fragments):
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("topicfac: error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    # Refused before any work: no fit header.
+    assert "fitted in" not in result.stdout
+
+
+def _slow_unless(case_id, fast, *values):
+    marks = () if case_id in fast else (pytest.mark.slow,)
+    return pytest.param(*values, id=case_id, marks=marks)
+
+
+# One subprocess each (a few seconds on a busy machine): the README's test
+# command runs two, CI all.
+FAST_MISTAKES = ("k>docs", "csv-on-tsv")
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        _slow_unless(
+            "k>docs",
+            FAST_MISTAKES,
+            ("{root}/news.tsv", "-k", "13"),
+            ("-k 13 exceeds the corpus's 12 documents", "pass -k 12 or less"),
+        ),
+        _slow_unless(
+            "k>docs-and-terms",
+            FAST_MISTAKES,
+            ("{root}/news.tsv", "-k", "40", "--max-features", "30"),
+            ("-k 40 exceeds the corpus's 12 documents", "pass -k 12 or less"),
+        ),
+        _slow_unless(
+            "k>terms",
+            FAST_MISTAKES,
+            ("{root}/news.tsv", "-k", "5", "--max-features", "4"),
+            ("-k 5 exceeds the corpus's 4 terms", "pass -k 4 or less"),
+        ),
+        _slow_unless(
+            "csv-on-tsv",
+            FAST_MISTAKES,
+            ("{root}/news.tsv", "--format", "csv"),
+            ("one column with --format csv but 3 tab-separated", "--format tsv"),
+        ),
+        _slow_unless(
+            "tsv-on-csv",
+            FAST_MISTAKES,
+            ("{root}/news.csv", "--format", "tsv"),
+            ("one column with --format tsv but 3 comma-separated", "--format csv"),
+        ),
+        _slow_unless(
+            "mat-on-text",
+            FAST_MISTAKES,
+            ("{root}/notes.txt", "--format", "mat"),
+            ("notes.txt is not a MATLAB .mat file", "--format"),
+        ),
+        _slow_unless(
+            "simplex-on-text",
+            FAST_MISTAKES,
+            ("{root}/news.tsv", "--estimator", "SimplexPLSA", "-k", "2"),
+            ("SimplexPLSA encloses real-valued data", "choose another --estimator"),
+        ),
+    ],
+)
+def test_input_mistakes_are_one_line_errors_before_work(mistakes_dir, args, fragments):
+    result = _run_cli(*[a.format(root=mistakes_dir) for a in args])
+    _one_line_error(result, *fragments)
+    assert "Unknown mat file type" not in result.stderr
+
+
+def test_a_fit_beyond_the_available_memory_is_refused(mistakes_dir):
+    # This machine's memory, as the command sees it, shrunk to 10 kB.
+    code = (
+        "import sys, sklearn_topicfac._cli as cli; "
+        "cli.available_memory = lambda: 10**4; sys.exit(cli.main(sys.argv[1:]))"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(mistakes_dir / "news.tsv"), "-k", "10"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO_ROOT,
+        timeout=600,
+    )
+    _one_line_error(result, "-k 10 on 12 documents x ", "than the 10.0 kB available")
+
+
+def test_a_closed_stdout_ends_quietly(mistakes_dir):
+    # `topicfac ... | head -2` with head already gone: the reader closes the
+    # pipe before the command writes.
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sklearn_topicfac",
+            str(mistakes_dir / "news.tsv"),
+            "-k",
+            "2",
+            "--max-iter",
+            "5",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=REPO_ROOT,
+    )
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert err.decode() == ""
