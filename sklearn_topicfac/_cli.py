@@ -760,7 +760,12 @@ def _column_filter(X, vocabulary, args):
 
 # ------------------------------------------------------------------ progress
 class _ProgressBar:
-    """A one-line progress bar on a stream, redrawn at most ten times a second."""
+    """A one-line progress bar on a stream, redrawn at most ten times a second.
+
+    While the fit runs it shows the iterations counted out of their bound;
+    ``close`` draws the final line: the same count and runs as the summary
+    line after the fit, the bar full.
+    """
 
     def __init__(self, label, total, stream, width=30):
         self.label, self.total, self.stream, self.width = label, total, stream, width
@@ -768,34 +773,33 @@ class _ProgressBar:
         self.start = time.perf_counter()
         self._drawn = -1.0
 
-    def update(self, step=1):
-        self.count += step
+    def update(self, count):
+        self.count = count
         now = time.perf_counter()
         if now - self._drawn >= 0.1:
-            self._draw(now)
+            self._draw(now, f"{self.count}/{self.total} iterations")
 
-    def _draw(self, now):
+    def _draw(self, now, text, done=None):
         self._drawn = now
-        done = min(self.count / self.total, 1.0) if self.total else 0.0
+        if done is None:
+            done = min(self.count / self.total, 1.0) if self.total else 0.0
         filled = int(round(self.width * done))
         bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(
-            f"\r{self.label} [{bar}] {self.count}/{self.total} iterations "
-            f"{now - self.start:6.1f} s"
-        )
+        self.stream.write(f"\r{self.label} [{bar}] {text} {now - self.start:6.1f} s")
         self.stream.flush()
 
-    def close(self):
-        self._draw(time.perf_counter())
+    def close(self, text):
+        self._draw(time.perf_counter(), text, done=1.0)
         self.stream.write("\n")
         self.stream.flush()
 
 
 def _runs(estimator):
-    """How many times ``fit`` may run the fit loop, each up to ``max_iter``.
+    """The bound on the runs of the fit loop, each up to ``max_iter``.
 
     HybridNMFPLSI runs the loop once per phase (``2 * n_rounds``); the
-    others once per start (``n_init``) and once per split-merge move.
+    others once per start (``n_init``) and once per split-merge move (the
+    fit kept then continues within its own ``max_iter``).
     """
     n_rounds = getattr(estimator, "n_rounds", None)
     if n_rounds:
@@ -804,15 +808,25 @@ def _runs(estimator):
 
 
 class _IterationCount:
-    """The iterations of every run of the fit loop, counted by the fit callback."""
+    """The iterations and runs of the fit loop, counted by the fit callback.
+
+    A run is counted when its first iteration is: a start, a split-merge
+    trial, the kept fit's continuation, a phase of the hybrid.
+    """
 
     def __init__(self, bar=None):
-        self.count, self.bar = 0, bar
+        self.count, self.runs, self.bar = 0, 0, None
+        self.bar = bar
 
     def __call__(self, info):
         self.count += 1
+        self.runs += info.iteration == 1
         if self.bar is not None:
-            self.bar.update()
+            self.bar.update(self.count)
+
+    def describe(self):
+        runs = "run" if self.runs == 1 else "runs"
+        return f"{self.count} iterations in {self.runs} {runs}"
 
 
 @contextmanager
@@ -820,10 +834,10 @@ def _progress(estimator, enabled, stream):
     """Count the iterations while ``estimator`` fits; show a bar if ``enabled``.
 
     Every iteration of every run of the fit loop advances the count (an
-    epoch for LDAVI), so the bar counts up to ``runs * max_iter`` (see
-    :func:`_runs`) and usually stops short of it, at the number of
-    iterations the header line after the fit reports; SimplexPLSA's bar
-    counts its PLSA step.
+    epoch for LDAVI); while fitting, the bar counts up to its bound, ``runs
+    * max_iter`` (see :func:`_runs`); its last line gives the iterations and
+    runs counted, the numbers of the summary line after the fit.
+    SimplexPLSA's bar counts its PLSA step.
     """
     total = _runs(estimator) * (getattr(estimator, "max_iter", 0) or 0)
     bar = _ProgressBar(f"[{type(estimator).__name__}]", total, stream)
@@ -833,7 +847,7 @@ def _progress(estimator, enabled, stream):
             yield counter
     finally:
         if enabled:
-            bar.close()
+            bar.close(counter.describe())
 
 
 # ---------------------------------------------------------------------- run
@@ -954,8 +968,7 @@ def _fit(estimator, X, args):
     print(
         f"{args.estimator} with {estimator.n_components} topics, max_iter="
         f"{max_iter}, random_state={args.random_state}: fitted in {elapsed:.2f} s, "
-        f"{counter.count} iterations over up to {_runs(estimator)} runs of at "
-        f"most max_iter each (n_iter_={n_iter}: the kept run's)"
+        f"{counter.describe()} (n_iter_={n_iter}: the fit kept)"
     )
 
 

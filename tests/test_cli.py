@@ -96,15 +96,20 @@ def test_default_run_finds_the_three_collections():
 
 
 def test_ldavi_progress_bar_counts_the_split_merge_runs(capsys):
-    # LDAVI runs its epochs once for the start and once per split-merge
-    # move: the bar's total is (n_init + split_merge) * max_iter, and the
-    # epochs counted never exceed it.
+    # LDAVI runs its epochs once for the start, once per split-merge trial
+    # and once more for the fit kept: while fitting, the bar counts out of
+    # (n_init + split_merge) * max_iter, and the epochs never exceed it.
     status, _, err = _run_main(
         capsys, "--estimator", "LDAVI", "-k", "3", "--max-iter", "4", "--progress"
     )
     assert status == 0, err
-    (done,) = re.findall(r"\[LDAVI\] \[[#-]+\] (\d+)/16 iterations[^\r]*\n", err)
-    assert 4 <= int(done) <= 16
+    drawn = re.findall(r"\[LDAVI\] \[[#-]+\] (\d+)/16 iterations", err)
+    (done, runs) = re.findall(r"\[LDAVI\] \[#+\] (\d+) iterations in (\d+) runs?", err)[
+        0
+    ]
+    assert [int(d) for d in drawn] == sorted(int(d) for d in drawn)
+    assert 4 <= int(done) <= 16 and int(drawn[-1]) <= int(done)
+    assert 1 <= int(runs) <= 5
 
 
 @pytest.mark.parametrize(
@@ -588,20 +593,36 @@ def test_latin1_input_needs_the_encoding_option(tmp_path, capsys):
 
 
 # ------------------------------------------------------ header and report
-def test_fit_header_agrees_with_the_progress_bar(capsys):
+def _bar_and_header(capsys, estimator, *args):
     status, out, err = _run_main(
-        capsys, "--estimator", "LDAVI", "--max-iter", "4", "--progress"
+        capsys, "--estimator", estimator, "--max-iter", "4", "--progress", *args
     )
     assert status == 0, err
-    (bar,) = re.findall(r"\[LDAVI\] \[[#-]+\] (\d+)/16 iterations[^\r]*\n", err)
+    (bar,) = re.findall(
+        rf"\[{estimator}\] \[#+\] (\d+) iterations in (\d+) runs? +[\d.]+ s\n", err
+    )
     (header,) = re.findall(
-        r"^LDAVI with 3 topics, max_iter=4, .*: fitted in [\d.]+ s, (\d+) "
-        r"iterations over up to 4 runs of at most max_iter each \(n_iter_=(\d+)",
+        rf"^{estimator} with \d+ topics, max_iter=4, .*: fitted in [\d.]+ s, (\d+) "
+        r"iterations in (\d+) runs? \(n_iter_=(\d+): the fit kept\)$",
         out,
         re.M,
     )
-    assert header[0] == bar
-    assert 1 <= int(header[1]) <= 4 <= int(bar) <= 16
+    return [int(v) for v in bar], [int(v) for v in header]
+
+
+def test_fit_header_agrees_with_the_progress_bar(capsys):
+    # One count: the bar's last line and the header give the same
+    # iterations and runs; n_iter_ is the part of them of the fit kept.
+    bar, (count, runs, n_iter) = _bar_and_header(capsys, "LDAVI")
+    assert bar == [count, runs]
+    assert 1 <= n_iter <= 4 <= count <= 16 and 2 <= runs <= 5
+
+
+def test_one_run_counts_n_iter_exactly(capsys):
+    # SimplexPLSA's PLSA step: one run, no moves: the count is n_iter_.
+    bar, (count, runs, n_iter) = _bar_and_header(capsys, "SimplexPLSA", "-k", "3")
+    assert bar == [count, runs] == [n_iter, 1]
+    assert n_iter == 4
 
 
 def test_report_option_writes_the_html(news_dir, tmp_path):
