@@ -167,6 +167,49 @@ def _n_components(text):
         raise argparse.ArgumentTypeError(f"{exc} ({_INTEGER_OR_AUTO})") from None
 
 
+def _stop_word_file(path):
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise argparse.ArgumentTypeError(
+            f"cannot read the stop-word file {path!r} ({exc})"
+        ) from None
+    lines = (line.partition("#")[0] for line in text.splitlines())
+    return {word.lower() for line in lines for word in line.split()}
+
+
+def _stop_words_option(text):
+    """``--stop-words``: ``None`` (none) or a frozenset of lower-case words.
+
+    Comma-separated items: ``english``, ``none``, a file of words, ``+WORD``.
+    The words of every item are joined; ``+WORD`` items alone extend the
+    English list.
+    """
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("empty list (use 'none' for no stop words)")
+    words, base = set(), False
+    for item in items:
+        if item.startswith("+"):
+            if not item[1:]:
+                raise argparse.ArgumentTypeError(f"'+' without a word in {text!r}")
+            words.add(item[1:].lower())
+        elif item.lower() in ("english", "none"):
+            base = True
+            if item.lower() == "english":
+                words |= ENGLISH_STOP_WORDS
+        elif Path(item).is_file():
+            base = True
+            words |= _stop_word_file(item)
+        else:
+            raise argparse.ArgumentTypeError(
+                f"{item!r} is neither 'english', 'none', +WORD nor a file of words"
+            )
+    if not base:
+        words |= ENGLISH_STOP_WORDS
+    return frozenset(words) or None
+
+
 def _estimator_name(text):
     names = _estimator_names()
     for name in names:
@@ -214,10 +257,14 @@ _OPTIONS = (
         "vocabulary",
         ("--stop-words",),
         dict(
-            choices=("english", "none"),
+            type=_stop_words_option,
             default="english",
-            help="stop words to drop: scikit-learn's English list (default, for "
-            "raw text and for the terms of a count matrix), or none",
+            metavar="LIST",
+            help="stop words to drop (raw text and the terms of a count matrix): "
+            "'english' (scikit-learn's list, default), 'none', a file of words "
+            "(one or more a line; # starts a comment), or several of these "
+            "joined by commas, with +WORD adding a word: e.g. english,+mr,+said "
+            "(+WORD alone extends the English list)",
         ),
     ),
     (
@@ -689,7 +736,11 @@ def _read_corpus(args):
 
 # ---------------------------------------------------------------- vocabulary
 def _stop_words(args):
-    return None if args.stop_words == "none" else args.stop_words
+    """The stop words as a sorted list, or None."""
+    words = args.stop_words
+    if isinstance(words, str):  # the default, not parsed by argparse's type
+        words = _stop_words_option(words)
+    return None if words is None else sorted(words)
 
 
 def _max_df(args, raw_text):
@@ -748,8 +799,8 @@ def _column_filter(X, vocabulary, args):
     high = max_df if isinstance(max_df, int) else max_df * n
     keep &= (df >= low) & (df <= high)
     stop = _stop_words(args)
-    if stop == "english":
-        keep &= ~np.isin(vocabulary.astype(str), list(ENGLISH_STOP_WORDS))
+    if stop is not None:
+        keep &= ~np.isin(vocabulary.astype(str), stop)
     if args.max_features is not None and keep.sum() > args.max_features:
         totals = np.asarray(X.sum(axis=0)).ravel()
         ranked = np.flatnonzero(keep)[np.argsort(-totals[keep], kind="stable")]

@@ -481,6 +481,58 @@ def test_the_old_vocabulary_is_one_option_away(news_dir, capsys):
     assert {"said", "000", "1987"} <= words
 
 
+def _topic_words(out):
+    return {w for _, terms in TOPIC_LINE.findall(out) for w in terms.split()}
+
+
+@pytest.mark.parametrize(
+    ("stop_words", "gone", "kept"),
+    [
+        ("english,+said", STOP_WORDS | {"said"}, set()),
+        ("+said,+Rain", STOP_WORDS | {"said", "rain"}, set()),
+        ("none,+said", {"said"}, {"the", "and"}),
+        ("{file}", {"said", "rain"}, {"the", "and"}),
+        ("{file},english", STOP_WORDS | {"said", "rain"}, set()),
+    ],
+)
+def test_stop_words_a_user_can_extend(
+    news_dir, tmp_path, capsys, stop_words, gone, kept
+):
+    # "said" is in every document: with --max-df 1.0 only a stop word drops it.
+    words_file = tmp_path / "stop.txt"
+    words_file.write_text("# newswire words\nsaid  RAIN\n\n")
+    status, out, err = _run_main(
+        capsys,
+        str(news_dir / "news.csv"),
+        "--stop-words",
+        stop_words.format(file=words_file),
+        "--max-df",
+        "1.0",
+        "--top-terms",
+        "40",
+        "--max-iter",
+        "20",
+    )
+    assert status == 0, err
+    words = _topic_words(out)
+    assert not words & gone, words & gone
+    assert kept <= words
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("englsh", "'englsh' is neither 'english', 'none', +WORD nor a file"),
+        ("english,+", "'+' without a word"),
+        (",", "empty list"),
+    ],
+)
+def test_bad_stop_words_fail_with_one_line(capsys, value, message):
+    status, _, err = _run_main(capsys, "--stop-words", value)
+    assert status == 2
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+
+
 def test_unlabeled_corpus_chooses_k_by_held_out_likelihood(news_dir, capsys):
     status, out, err = _run_main(capsys, str(news_dir / "unlabeled.txt"))
     assert status == 0, err
