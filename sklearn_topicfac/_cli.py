@@ -956,6 +956,13 @@ def _choose_n_components(corpus, X, args):
     for k, score in zip(selection.candidates, selection.scores, strict=True):
         print(f"  k = {k:2d}: held-out log-likelihood per word {score:.4f}")
     print(f"-k auto: {selection.best_n_components} topics (the best held-out score)")
+    if selection.at_edge:
+        print(
+            f"-k auto: warning: {selection.best_n_components} is the "
+            f"{'largest' if selection.edge == 'upper' else 'smallest'} candidate, "
+            "so the score may still improve beyond the candidates: it is a "
+            "bound, not an answer; try other k with -k"
+        )
     return int(selection.best_n_components), selection
 
 

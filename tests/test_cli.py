@@ -548,6 +548,23 @@ def test_unlabeled_corpus_chooses_k_by_held_out_likelihood(news_dir, capsys):
     assert scores[int(chosen)] == max(scores.values())
     assert int(chosen) == 3  # the three planted vocabularies
     assert len(TOPIC_LINE.findall(out)) == 3
+    assert "warning" not in out  # 3 is inside the candidates
+
+
+def test_k_auto_says_when_its_choice_ends_the_candidates(news_dir, capsys, monkeypatch):
+    # Three planted vocabularies, candidates 2 and 3: the best is the last.
+    monkeypatch.setattr(sklearn_topicfac._cli, "AUTO_CANDIDATES", (2, 3))
+    status, out, err = _run_main(
+        capsys, str(news_dir / "unlabeled.txt"), "--max-iter", "30"
+    )
+    assert status == 0, err
+    assert re.search(
+        r"^-k auto: warning: 3 is the largest candidate, so the score may still "
+        r"improve beyond the candidates: it is a bound, not an answer; try other "
+        r"k with -k$",
+        out,
+        re.M,
+    ), out
 
 
 # -------------------------------------------------------------------- apply
