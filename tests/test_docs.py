@@ -110,3 +110,37 @@ def test_the_placeholder_check_finds_placeholders():
 )
 def test_no_placeholder_text_in_the_docs(page):
     assert _placeholders(page.read_text()) == []
+
+
+# ------------------------------------------------- which estimators learn online
+def _partial_fit_sentence():
+    """The one list of the estimators with ``partial_fit``, from the package."""
+    import sklearn_topicfac
+    from sklearn_topicfac import estimators
+
+    names = sorted(
+        name
+        for name in estimators.__all__
+        if hasattr(getattr(sklearn_topicfac, name), "partial_fit")
+    )
+    quoted = [f"`{name}`" for name in names]
+    return f"{', '.join(quoted[:-1])} and {quoted[-1]} have"
+
+
+def test_one_list_of_the_estimators_with_partial_fit():
+    root = Path(__file__).resolve().parents[1]
+    sentence = _partial_fit_sentence()
+    for page in ("README.md", "docs/guide/scaling.md"):
+        text = " ".join((root / page).read_text().split())
+        assert sentence in text, f"{page} must say: {sentence} `partial_fit`"
+    # The API pages list partial_fit exactly for those estimators.
+    import sklearn_topicfac
+    from sklearn_topicfac import estimators
+
+    for name in estimators.__all__:
+        members = re.search(
+            r":members: (.*)",
+            (root / "docs" / "api" / f"{name.lower()}.md").read_text(),
+        ).group(1)
+        has = hasattr(getattr(sklearn_topicfac, name), "partial_fit")
+        assert ("partial_fit" in members.split(", ")) == has, name
