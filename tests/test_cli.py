@@ -739,64 +739,83 @@ def _slow_unless(case_id, fast, *values):
     return pytest.param(*values, id=case_id, marks=marks)
 
 
-# One subprocess each (a few seconds on a busy machine): the README's test
-# command runs two, CI all.
-FAST_MISTAKES = ("k>docs", "csv-on-tsv")
+# One subprocess each (a second or more): the README's test command runs one,
+# CI all; the same cases run in this process below.
+FAST_MISTAKES = ("k>docs",)
 
 
-@pytest.mark.parametrize(
-    ("args", "fragments"),
-    [
-        _slow_unless(
-            "k>docs",
-            FAST_MISTAKES,
-            ("{root}/news.tsv", "-k", "13"),
-            ("-k 13 exceeds the corpus's 12 documents", "pass -k 12 or less"),
-        ),
-        _slow_unless(
-            "k>docs-and-terms",
-            FAST_MISTAKES,
-            ("{root}/news.tsv", "-k", "40", "--max-features", "30"),
-            ("-k 40 exceeds the corpus's 12 documents", "pass -k 12 or less"),
-        ),
-        _slow_unless(
-            "k>terms",
-            FAST_MISTAKES,
-            ("{root}/news.tsv", "-k", "5", "--max-features", "4"),
-            ("-k 5 exceeds the corpus's 4 terms", "pass -k 4 or less"),
-        ),
-        _slow_unless(
-            "csv-on-tsv",
-            FAST_MISTAKES,
-            ("{root}/news.tsv", "--format", "csv"),
-            ("one column with --format csv but 3 tab-separated", "--format tsv"),
-        ),
-        _slow_unless(
-            "tsv-on-csv",
-            FAST_MISTAKES,
-            ("{root}/news.csv", "--format", "tsv"),
-            ("one column with --format tsv but 3 comma-separated", "--format csv"),
-        ),
-        _slow_unless(
-            "mat-on-text",
-            FAST_MISTAKES,
-            ("{root}/notes.txt", "--format", "mat"),
-            ("notes.txt is not a MATLAB .mat file", "--format"),
-        ),
-        _slow_unless(
-            "simplex-on-text",
-            FAST_MISTAKES,
-            ("{root}/news.tsv", "--estimator", "SimplexPLSA", "-k", "2"),
-            ("SimplexPLSA encloses real-valued data", "choose another --estimator"),
-        ),
-    ],
-)
+MISTAKES = [
+    _slow_unless(
+        "k>docs",
+        FAST_MISTAKES,
+        ("{root}/news.tsv", "-k", "13"),
+        ("-k 13 exceeds the corpus's 12 documents", "pass -k 12 or less"),
+    ),
+    _slow_unless(
+        "k>docs-and-terms",
+        FAST_MISTAKES,
+        ("{root}/news.tsv", "-k", "40", "--max-features", "30"),
+        ("-k 40 exceeds the corpus's 12 documents", "pass -k 12 or less"),
+    ),
+    _slow_unless(
+        "k>terms",
+        FAST_MISTAKES,
+        ("{root}/news.tsv", "-k", "5", "--max-features", "4"),
+        ("-k 5 exceeds the corpus's 4 terms", "pass -k 4 or less"),
+    ),
+    _slow_unless(
+        "csv-on-tsv",
+        FAST_MISTAKES,
+        ("{root}/news.tsv", "--format", "csv"),
+        ("one column with --format csv but 3 tab-separated", "--format tsv"),
+    ),
+    _slow_unless(
+        "tsv-on-csv",
+        FAST_MISTAKES,
+        ("{root}/news.csv", "--format", "tsv"),
+        ("one column with --format tsv but 3 comma-separated", "--format csv"),
+    ),
+    _slow_unless(
+        "mat-on-text",
+        FAST_MISTAKES,
+        ("{root}/notes.txt", "--format", "mat"),
+        ("notes.txt is not a MATLAB .mat file", "--format"),
+    ),
+    _slow_unless(
+        "simplex-on-text",
+        FAST_MISTAKES,
+        ("{root}/news.tsv", "--estimator", "SimplexPLSA", "-k", "2"),
+        ("SimplexPLSA encloses real-valued data", "choose another --estimator"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "fragments"), MISTAKES)
 def test_input_mistakes_are_one_line_errors_before_work(mistakes_dir, args, fragments):
     result = _run_cli(*[a.format(root=mistakes_dir) for a in args])
     _one_line_error(result, *fragments)
     assert "Unknown mat file type" not in result.stderr
 
 
+@pytest.mark.parametrize(("args", "fragments"), [p.values for p in MISTAKES])
+def test_input_mistakes_in_process(mistakes_dir, capsys, args, fragments):
+    status, out, err = _run_main(capsys, *[a.format(root=mistakes_dir) for a in args])
+    _one_line_error(subprocess.CompletedProcess(args, status, out, err), *fragments)
+
+
+def test_a_fit_beyond_the_available_memory_is_refused_in_process(
+    mistakes_dir, capsys, monkeypatch
+):
+    monkeypatch.setattr(sklearn_topicfac._cli, "available_memory", lambda: 10**4)
+    status, out, err = _run_main(capsys, str(mistakes_dir / "news.tsv"), "-k", "10")
+    _one_line_error(
+        subprocess.CompletedProcess([], status, out, err),
+        "-k 10 on 12 documents x ",
+        "than the 10.0 kB available",
+    )
+
+
+@pytest.mark.slow
 def test_a_fit_beyond_the_available_memory_is_refused(mistakes_dir):
     # This machine's memory, as the command sees it, shrunk to 10 kB.
     code = (
