@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.io
 import scipy.sparse as sp
 from sklearn.compose import ColumnTransformer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
@@ -26,6 +27,7 @@ from sklearn.pipeline import make_pipeline
 import sklearn_topicfac
 
 from . import __version__, estimators, fit_callback
+from ._validation import available_memory, format_bytes
 from .datasets import load_classic3, load_mat_corpus, load_reuters21578
 from .inspection import document_topics, top_terms, write_report
 from .metrics import clustering_accuracy, npmi_coherence, topic_diversity
@@ -36,6 +38,11 @@ from .persistence import load, save
 def _estimator_names():
     """The package's estimators by their public names (``__all__`` order)."""
     return tuple(estimators.__all__)
+
+
+def _text_estimator_names():
+    """The estimators offered for raw text: the topic models of counts."""
+    return tuple(name for name in _estimator_names() if name != "SimplexPLSA")
 
 
 # Text defaults, measured on WebKB4 and Reuters-21578 (docs/guide/cli.md):
@@ -119,8 +126,11 @@ refused unless --force, a symbolic link is refused, every output folder is
 checked before fitting, and each file is written to a temporary file in its
 folder and then renamed, so an interrupted run leaves the old file intact.
 
-exit status: 0 on success, 1 on a bad input (unreadable path, empty corpus,
-invalid data), 2 on a bad command line.  Errors are one line on stderr.
+exit status: 0 on success (also when the reader of the output stops early,
+as in 'topicfac | head -2'), 1 on a bad input (unreadable path, empty corpus,
+a delimiter that does not match --format, -k above the number of documents
+or terms, a fit larger than the available memory), 2 on a bad command line.
+Errors are one line on stderr, and input mistakes are caught before any fit.
 """
 
 
@@ -167,6 +177,49 @@ def _n_components(text):
         return _positive_int(text)
     except argparse.ArgumentTypeError as exc:
         raise argparse.ArgumentTypeError(f"{exc} ({_INTEGER_OR_AUTO})") from None
+
+
+def _stop_word_file(path):
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise argparse.ArgumentTypeError(
+            f"cannot read the stop-word file {path!r} ({exc})"
+        ) from None
+    lines = (line.partition("#")[0] for line in text.splitlines())
+    return {word.lower() for line in lines for word in line.split()}
+
+
+def _stop_words_option(text):
+    """``--stop-words``: ``None`` (none) or a frozenset of lower-case words.
+
+    Comma-separated items: ``english``, ``none``, a file of words, ``+WORD``.
+    The words of every item are joined; ``+WORD`` items alone extend the
+    English list.
+    """
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("empty list (use 'none' for no stop words)")
+    words, base = set(), False
+    for item in items:
+        if item.startswith("+"):
+            if not item[1:]:
+                raise argparse.ArgumentTypeError(f"'+' without a word in {text!r}")
+            words.add(item[1:].lower())
+        elif item.lower() in ("english", "none"):
+            base = True
+            if item.lower() == "english":
+                words |= ENGLISH_STOP_WORDS
+        elif Path(item).is_file():
+            base = True
+            words |= _stop_word_file(item)
+        else:
+            raise argparse.ArgumentTypeError(
+                f"{item!r} is neither 'english', 'none', +WORD nor a file of words"
+            )
+    if not base:
+        words |= ENGLISH_STOP_WORDS
+    return frozenset(words) or None
 
 
 def _estimator_name(text):
@@ -216,10 +269,14 @@ _OPTIONS = (
         "vocabulary",
         ("--stop-words",),
         dict(
-            choices=("english", "none"),
+            type=_stop_words_option,
             default="english",
-            help="stop words to drop: scikit-learn's English list (default, for "
-            "raw text and for the terms of a count matrix), or none",
+            metavar="LIST",
+            help="stop words to drop (raw text and the terms of a count matrix): "
+            "'english' (scikit-learn's list, default), 'none', a file of words "
+            "(one or more a line; # starts a comment), or several of these "
+            "joined by commas, with +WORD adding a word: e.g. english,+mr,+said "
+            "(+WORD alone extends the English list)",
         ),
     ),
     (
@@ -270,9 +327,10 @@ _OPTIONS = (
             type=_estimator_name,
             default="KLNMF",
             metavar="NAME",
-            help=f"topic model to fit, one of {', '.join(_estimator_names())} "
-            "(case-insensitive; default: %(default)s); SimplexPLSA is fitted on "
-            "the K - 1 leading principal axes of the counts",
+            help=f"topic model to fit, one of {', '.join(_text_estimator_names())} "
+            "(case-insensitive; default: %(default)s); on a count matrix (mat, "
+            "the bundled corpus) also SimplexPLSA, for real-valued data, fitted "
+            "on the K - 1 leading principal axes of the counts",
         ),
     ),
     (
@@ -578,6 +636,7 @@ def _read_table(path, delimiter, text_column, label_column, encoding):
     columns = reader.fieldnames or []
     if not columns:
         raise _CorpusError(f"{path} is empty: expected a header row")
+    _check_delimiter(path, text, delimiter, columns)
     if text_column is None:
         if "text" in columns:
             text_column = "text"
@@ -606,6 +665,24 @@ def _read_table(path, delimiter, text_column, label_column, encoding):
     return _numbered_corpus(path, docs, labels)
 
 
+def _check_delimiter(path, text, delimiter, columns):
+    """A header of one column that the other delimiter splits in several: the
+    file is a TSV read as CSV (or the reverse), whose rows would be split at
+    the wrong places."""
+    if len(columns) != 1:
+        return
+    other, other_format = ("\t", "tsv") if delimiter == "," else (",", "csv")
+    header = next(csv.reader(io.StringIO(text, newline=""), delimiter=other), [])
+    if len(header) > 1:
+        given = "csv" if delimiter == "," else "tsv"
+        kind = "tab" if other == "\t" else "comma"
+        raise _CorpusError(
+            f"{path}: its header has one column with --format {given} but "
+            f"{len(header)} {kind}-separated ones ({', '.join(header[:5])}); "
+            f"pass --format {other_format}"
+        )
+
+
 def _read_lines(path, encoding):
     text = _read_text(path, encoding)
     docs = [line for line in text.splitlines() if line.strip()]
@@ -630,7 +707,26 @@ def _read_labeled_lines(path, encoding):
     return _numbered_corpus(path, docs, labels)
 
 
+def _check_mat_file(path):
+    """Our own one-line error for a file that is no MATLAB file SciPy reads."""
+    try:
+        with open(path, "rb") as fh:
+            major, _ = scipy.io.matlab.matfile_version(fh)
+    except Exception:
+        raise _CorpusError(
+            f"{path} is not a MATLAB .mat file (--format mat reads a matrix "
+            "saved by MATLAB or scipy.io.savemat); check the path, or pass the "
+            f"file's format with --format ({', '.join(FORMATS[1:])})"
+        ) from None
+    if major == 2:
+        raise _CorpusError(
+            f"{path} is a MATLAB v7.3 (HDF5) file, which SciPy cannot read; "
+            "save it from MATLAB with save(..., '-v7')"
+        )
+
+
 def _read_mat(path):
+    _check_mat_file(path)
     X, y, vocabulary, _ = load_mat_corpus(path)
     if X.shape[0] == 0:
         raise _CorpusError(f"{path} holds no documents")
@@ -702,7 +798,11 @@ def _read_corpus(args):
 
 # ---------------------------------------------------------------- vocabulary
 def _stop_words(args):
-    return None if args.stop_words == "none" else args.stop_words
+    """The stop words as a sorted list, or None."""
+    words = args.stop_words
+    if isinstance(words, str):  # the default, not parsed by argparse's type
+        words = _stop_words_option(words)
+    return None if words is None else sorted(words)
 
 
 def _max_df(args, raw_text):
@@ -761,8 +861,8 @@ def _column_filter(X, vocabulary, args):
     high = max_df if isinstance(max_df, int) else max_df * n
     keep &= (df >= low) & (df <= high)
     stop = _stop_words(args)
-    if stop == "english":
-        keep &= ~np.isin(vocabulary.astype(str), list(ENGLISH_STOP_WORDS))
+    if stop is not None:
+        keep &= ~np.isin(vocabulary.astype(str), stop)
     if args.max_features is not None and keep.sum() > args.max_features:
         totals = np.asarray(X.sum(axis=0)).ravel()
         ranked = np.flatnonzero(keep)[np.argsort(-totals[keep], kind="stable")]
@@ -773,7 +873,12 @@ def _column_filter(X, vocabulary, args):
 
 # ------------------------------------------------------------------ progress
 class _ProgressBar:
-    """A one-line progress bar on a stream, redrawn at most ten times a second."""
+    """A one-line progress bar on a stream, redrawn at most ten times a second.
+
+    While the fit runs it shows the iterations counted out of their bound;
+    ``close`` draws the final line: the same count and runs as the summary
+    line after the fit, the bar full.
+    """
 
     def __init__(self, label, total, stream, width=30):
         self.label, self.total, self.stream, self.width = label, total, stream, width
@@ -781,34 +886,33 @@ class _ProgressBar:
         self.start = time.perf_counter()
         self._drawn = -1.0
 
-    def update(self, step=1):
-        self.count += step
+    def update(self, count):
+        self.count = count
         now = time.perf_counter()
         if now - self._drawn >= 0.1:
-            self._draw(now)
+            self._draw(now, f"{self.count}/{self.total} iterations")
 
-    def _draw(self, now):
+    def _draw(self, now, text, done=None):
         self._drawn = now
-        done = min(self.count / self.total, 1.0) if self.total else 0.0
+        if done is None:
+            done = min(self.count / self.total, 1.0) if self.total else 0.0
         filled = int(round(self.width * done))
         bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(
-            f"\r{self.label} [{bar}] {self.count}/{self.total} iterations "
-            f"{now - self.start:6.1f} s"
-        )
+        self.stream.write(f"\r{self.label} [{bar}] {text} {now - self.start:6.1f} s")
         self.stream.flush()
 
-    def close(self):
-        self._draw(time.perf_counter())
+    def close(self, text):
+        self._draw(time.perf_counter(), text, done=1.0)
         self.stream.write("\n")
         self.stream.flush()
 
 
 def _runs(estimator):
-    """How many times ``fit`` may run the fit loop, each up to ``max_iter``.
+    """The bound on the runs of the fit loop, each up to ``max_iter``.
 
     HybridNMFPLSI runs the loop once per phase (``2 * n_rounds``); the
-    others once per start (``n_init``) and once per split-merge move.
+    others once per start (``n_init``) and once per split-merge move (the
+    fit kept then continues within its own ``max_iter``).
     """
     n_rounds = getattr(estimator, "n_rounds", None)
     if n_rounds:
@@ -817,15 +921,25 @@ def _runs(estimator):
 
 
 class _IterationCount:
-    """The iterations of every run of the fit loop, counted by the fit callback."""
+    """The iterations and runs of the fit loop, counted by the fit callback.
+
+    A run is counted when its first iteration is: a start, a split-merge
+    trial, the kept fit's continuation, a phase of the hybrid.
+    """
 
     def __init__(self, bar=None):
-        self.count, self.bar = 0, bar
+        self.count, self.runs, self.bar = 0, 0, None
+        self.bar = bar
 
     def __call__(self, info):
         self.count += 1
+        self.runs += info.iteration == 1
         if self.bar is not None:
-            self.bar.update()
+            self.bar.update(self.count)
+
+    def describe(self):
+        runs = "run" if self.runs == 1 else "runs"
+        return f"{self.count} iterations in {self.runs} {runs}"
 
 
 @contextmanager
@@ -833,10 +947,10 @@ def _progress(estimator, enabled, stream):
     """Count the iterations while ``estimator`` fits; show a bar if ``enabled``.
 
     Every iteration of every run of the fit loop advances the count (an
-    epoch for LDAVI), so the bar counts up to ``runs * max_iter`` (see
-    :func:`_runs`) and usually stops short of it, at the number of
-    iterations the header line after the fit reports; SimplexPLSA's bar
-    counts its PLSA step.
+    epoch for LDAVI); while fitting, the bar counts up to its bound, ``runs
+    * max_iter`` (see :func:`_runs`); its last line gives the iterations and
+    runs counted, the numbers of the summary line after the fit.
+    SimplexPLSA's bar counts its PLSA step.
     """
     total = _runs(estimator) * (getattr(estimator, "max_iter", 0) or 0)
     bar = _ProgressBar(f"[{type(estimator).__name__}]", total, stream)
@@ -846,7 +960,7 @@ def _progress(estimator, enabled, stream):
             yield counter
     finally:
         if enabled:
-            bar.close()
+            bar.close(counter.describe())
 
 
 # ---------------------------------------------------------------------- run
@@ -904,6 +1018,13 @@ def _choose_n_components(corpus, X, args):
     for k, score in zip(selection.candidates, selection.scores, strict=True):
         print(f"  k = {k:2d}: held-out log-likelihood per word {score:.4f}")
     print(f"-k auto: {selection.best_n_components} topics (the best held-out score)")
+    if selection.at_edge:
+        print(
+            f"-k auto: warning: {selection.best_n_components} is the "
+            f"{'largest' if selection.edge == 'upper' else 'smallest'} candidate, "
+            "so the score may still improve beyond the candidates: it is a "
+            "bound, not an answer; try other k with -k"
+        )
     return int(selection.best_n_components), selection
 
 
@@ -1091,14 +1212,50 @@ def _fit(estimator, X, args):
     print(
         f"{args.estimator} with {estimator.n_components} topics, max_iter="
         f"{max_iter}, random_state={args.random_state}: fitted in {elapsed:.2f} s, "
-        f"{counter.count} iterations over up to {_runs(estimator)} runs of at "
-        f"most max_iter each (n_iter_={n_iter}: the kept run's)"
+        f"{counter.describe()} (n_iter_={n_iter}: the fit kept)"
     )
+
+
+# Dense float64 arrays of a fit, in units of n_components * (n_documents +
+# n_terms): W, H, their updates, the best start's copies (tracemalloc peaks of
+# the estimators with k=200 on Classic3: 5.9 to 11.5).
+_MEMORY_FACTOR = 12
+
+
+def _check_n_components(k, n_docs, n_terms):
+    for what, size in (("documents", n_docs), ("terms", n_terms)):
+        if k > size:
+            limit = min(n_docs, n_terms)
+            raise _CorpusError(
+                f"-k {k} exceeds the corpus's {size} {what}: there cannot be "
+                f"more topics than documents or terms; pass -k {limit} or less "
+                "(or -k auto)"
+            )
+
+
+def _check_memory(k, X):
+    """Refuse, before any work, a fit that cannot fit in memory."""
+    n_docs, n_terms = X.shape
+    need = 8 * _MEMORY_FACTOR * k * (n_docs + n_terms)
+    available = available_memory()
+    if available is not None and need > available:
+        raise _CorpusError(
+            f"-k {k} on {n_docs} documents x {n_terms} terms needs about "
+            f"{format_bytes(need)} of memory, more than the "
+            f"{format_bytes(available)} available; pass a smaller -k, or "
+            "fewer terms (--max-features, --min-df)"
+        )
 
 
 def _run(args):
     _check_outputs(args)
     corpus = _read_corpus(args)
+    if args.estimator == "SimplexPLSA" and corpus.docs is not None:
+        raise _CorpusError(
+            "SimplexPLSA encloses real-valued data in a simplex; it is no topic "
+            "model of raw text (its weights barely follow the topics): choose "
+            f"another --estimator ({', '.join(_text_estimator_names())})"
+        )
     X, vocabulary, head = _vectorize(corpus, args)
     n_docs, n_terms = X.shape
     labels = ""
@@ -1116,7 +1273,11 @@ def _run(args):
             "--report shows topic models of counts; SimplexPLSA's real-valued "
             "bases have no word distributions to draw (choose another --estimator)"
         )
+    if args.n_components != "auto":
+        _check_n_components(args.n_components, n_docs, n_terms)
     k, selection = _choose_n_components(corpus, X, args)
+    _check_n_components(k, n_docs, n_terms)
+    _check_memory(k, X)
     estimator = _make_estimator(args.estimator, args, k, n_terms)
     _fit(estimator, X, args)
     n_top = min(args.top_terms, n_terms)
@@ -1171,10 +1332,25 @@ def _n_rows(data):
     return data.shape[0] if hasattr(data, "shape") else len(data)
 
 
+def _quiet_closed_stdout():
+    """Point stdout at the null device once its reader has gone (``| head``):
+    Python's own flush at exit would otherwise fail again (see the Python
+    docs' note on SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def _main(parser, command, argv):
     args = parser.parse_args(argv)
     try:
-        return command(args)
+        status = command(args)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # The reader of our output closed it (e.g. `topicfac | head -2`): it
+        # has what it wanted, so this is no error.
+        _quiet_closed_stdout()
+        return 0
     except KeyboardInterrupt:
         print(f"\n{parser.prog}: interrupted", file=sys.stderr)
         return 130

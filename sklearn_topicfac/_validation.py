@@ -195,3 +195,31 @@ def reconstruct(X, components):
             f"inverse_transform expects shape (n_samples, {k}), got {X.shape}."
         )
     return np.asarray(X @ components.astype(X.dtype, copy=False))
+
+
+def available_memory():
+    """Bytes of memory available to a new allocation, or None if unknown.
+
+    Linux's ``MemAvailable`` (what can be allocated without swapping), else
+    the free physical pages.
+    """
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def format_bytes(n_bytes):
+    """``n_bytes`` as a short human-readable size, e.g. ``'4.3 GB'``."""
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(n_bytes) < 1000 or unit == "TB":
+            return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{n_bytes:.1f} {unit}"
+        n_bytes /= 1000
+    return f"{n_bytes:.1f} TB"  # pragma: no cover

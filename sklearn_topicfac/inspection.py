@@ -97,6 +97,28 @@ def _topic_term_distributions(components):
     return C if C.min() < 0 else normalize_rows(C)[0]
 
 
+# Weight of the uniform distribution mixed into exported distributions: every
+# probability becomes positive (pyLDAvis takes logs of them) while the others
+# move by a relative 1e-9 at most.
+_EXPORT_SMOOTHING = 1e-9
+
+
+def _smoothed(P):
+    """Rows of ``P`` (each summing to one, or all zero) mixed with the uniform
+    distribution: ``(1 - eps) P + eps / n_columns``, every entry positive.
+
+    A row of zeros (a topic without any weight, a document without words)
+    becomes uniform.
+    """
+    P = np.asarray(P, dtype=np.float64)
+    totals = P.sum(axis=1, keepdims=True)
+    P = np.divide(P, totals, out=np.zeros_like(P), where=totals > 0)
+    uniform = 1.0 / P.shape[1]
+    P = (1.0 - _EXPORT_SMOOTHING) * P + _EXPORT_SMOOTHING * uniform
+    P[(totals <= 0).ravel()] = uniform
+    return P
+
+
 def _as_counts(head, X):
     """Documents through the pipeline's preprocessing, when there is one."""
     return X if head is None else head.transform(X)
@@ -284,11 +306,29 @@ def to_pyldavis(model, X, feature_names=None):
     topic proportions :math:`P(z \\mid d)` are folded in with the topics
     fixed, the topics are :math:`P(w \\mid z)`.
 
+    pyLDAvis takes the logarithm of every probability, and the maximum
+    likelihood fits (PLSI, KLNMF, the NMF family) set many of them to
+    exactly zero.  Both distributions are therefore mixed with the uniform
+    one before export,
+
+    .. math::
+
+        \\tilde P(w \\mid z) = (1 - \\varepsilon) P(w \\mid z)
+        + \\varepsilon / V, \\qquad \\varepsilon = 10^{-9},
+
+    (``V`` the number of terms; likewise :math:`P(z \\mid d)` over the
+    topics): every entry is positive, rows still sum to one, and no
+    probability moves by more than :math:`10^{-9}`.  A topic (or document)
+    without any weight is exported as the uniform distribution.
+
     Parameters
     ----------
-    model : fitted estimator of counts, or Pipeline ending in one
-        Any estimator of the package except
-        :class:`~sklearn_topicfac.SimplexPLSA` (its data are not counts).
+    model : fitted estimator, or Pipeline ending in one
+        Any estimator of the package.  For
+        :class:`~sklearn_topicfac.SimplexPLSA`, whose vertices live in data
+        space, the topics are the positive parts of ``components_``,
+        normalized, and :math:`P(z \\mid d)` its ``transform``: a picture
+        of non-negative data only.
     X : {array-like, sparse matrix} of shape (n_documents, n_features), or raw documents
         The documents to show, usually the training corpus; raw documents
         when ``model`` is a pipeline starting with a vectorizer.
@@ -303,8 +343,6 @@ def to_pyldavis(model, X, feature_names=None):
         ``doc_lengths`` (n_documents,), words per document;
         ``vocab`` (n_features,), the terms;
         ``term_frequency`` (n_features,), the terms' counts in ``X``.
-        pyLDAvis divides by the term frequencies: drop the terms that do not
-        occur in ``X`` (``term_frequency == 0``) first if there are any.
 
     Examples
     --------
@@ -316,21 +354,20 @@ def to_pyldavis(model, X, feature_names=None):
     ['doc_lengths', 'doc_topic_dists', 'term_frequency', 'topic_term_dists', 'vocab']
     >>> np.allclose(data["doc_topic_dists"].sum(axis=1), 1)
     True
+    >>> bool((data["topic_term_dists"] > 0).all())   # pyLDAvis takes logs
+    True
     >>> data["doc_lengths"].tolist(), data["term_frequency"].tolist()
     ([8.0, 11.0, 11.0, 8.0], [9.0, 10.0, 10.0, 9.0])
     """
     head, estimator = _fitted_estimator(model)
-    if not hasattr(estimator, "topic_proportions"):
-        raise TypeError(
-            f"{type(estimator).__name__} does not model counts; pyLDAvis shows "
-            "topic models of documents."
-        )
     theta, counts = _doc_topic(head, estimator, X)
-    phi = _topic_term_distributions(estimator.components_)
+    components = np.asarray(estimator.components_, dtype=np.float64)
+    # SimplexPLSA's vertices may have negative entries: their positive part.
+    phi = _topic_term_distributions(np.maximum(components, 0))
     counts = sp.csr_matrix(counts)
     return {
-        "topic_term_dists": phi,
-        "doc_topic_dists": theta,
+        "topic_term_dists": _smoothed(phi),
+        "doc_topic_dists": _smoothed(theta),
         "doc_lengths": np.asarray(counts.sum(axis=1), dtype=np.float64).ravel(),
         "vocab": _vocabulary(model, feature_names, phi.shape[1]),
         "term_frequency": np.asarray(counts.sum(axis=0), dtype=np.float64).ravel(),

@@ -30,6 +30,7 @@ matplotlib is imported only by :meth:`NComponentsSelection.plot`.
 """
 
 import numbers
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,6 +44,7 @@ from sklearn.utils.validation import check_array
 from . import metrics
 from ._config import with_config
 from ._optional import pyplot
+from ._validation import warn
 
 __all__ = [
     "NComponentsSelection",
@@ -259,6 +261,12 @@ class NComponentsSelection:
     best_n_components : int
         The candidate with the highest mean score (the smallest one among
         equals).
+    edge : {"upper", "lower"} or None
+        ``"upper"`` when ``best_n_components`` is the largest candidate,
+        ``"lower"`` when it is the smallest and a smaller k could be tried
+        (below 2 for ``"stability"``, below 1 otherwise): the curve may keep
+        rising beyond the grid, and the best k is then a bound, not an
+        answer.  ``at_edge`` is ``edge is not None``.
 
     Examples
     --------
@@ -290,7 +298,40 @@ class NComponentsSelection:
         self.method = method
         self.scores = self.split_scores.mean(axis=1)
         self.scores_std = self.split_scores.std(axis=1)
-        self.best_n_components = int(self.candidates[np.argmax(self.scores)])
+        best = int(np.argmax(self.scores))
+        self.best_n_components = int(self.candidates[best])
+        # A smaller k can be tried below the grid unless it starts at the
+        # least k the method takes (2 topics to compare for stability).
+        least = 2 if method == "stability" else 1
+        self.edge = None
+        if best == len(self.candidates) - 1 and len(self.candidates) > 1:
+            self.edge = "upper"
+        elif best == 0 and len(self.candidates) > 1 and self.candidates[0] > least:
+            self.edge = "lower"
+
+    @property
+    def at_edge(self):
+        """Whether the best k is the largest candidate, or the smallest when
+        smaller ones could be tried: the score may keep improving beyond the
+        grid, so the best k is a bound, not an answer."""
+        return self.edge is not None
+
+    def edge_message(self):
+        """One line saying where the best k sits on the grid, or None."""
+        if self.edge is None:
+            return None
+        k = self.best_n_components
+        if self.edge == "upper":
+            return (
+                f"the best n_components={k} is the largest candidate: the score "
+                f"may still improve above {k}; extend the candidates beyond {k} "
+                "before taking it as the answer."
+            )
+        return (
+            f"the best n_components={k} is the smallest candidate: the score "
+            f"may still improve below {k}; extend the candidates below {k} "
+            "before taking it as the answer."
+        )
 
     def __repr__(self):
         lines = [
@@ -303,6 +344,8 @@ class NComponentsSelection:
         ):
             mark = "*" if k == self.best_n_components else " "
             lines.append(f"{mark} {k:>11d} {score:7.4f} {std:7.4f}")
+        if self.at_edge:
+            lines.append(f"at the {self.edge} edge of the grid: {self.edge_message()}")
         return "\n".join(lines)
 
     def plot(self, ax=None):
@@ -512,6 +555,7 @@ def select_n_components(
     cv=None,
     random_state=None,
     n_jobs=None,
+    verbose=0,
 ):
     """Choose the number of topics: by topic stability, or by held-out likelihood.
 
@@ -604,12 +648,20 @@ def select_n_components(
         reproducible.
     n_jobs : int, default=None
         Number of fits run in parallel (joblib); None means 1.
+    verbose : int, default=0
+        ``1`` or more: one line on stdout after every fit (its k, the fits
+        done out of all, the time so far and the time left at that pace),
+        and the choice at the end.
 
     Returns
     -------
     result : NComponentsSelection
         ``result.best_n_components`` is the chosen k; ``result.scores`` the
         curve over ``result.candidates``; ``result.plot()`` draws it.
+        ``result.at_edge`` is true when the best k is the largest candidate
+        (or the smallest, when a smaller one could be tried): a
+        ``UserWarning`` then says so, and the candidates should be extended
+        beyond it before the choice is trusted.
 
     Raises
     ------
@@ -671,7 +723,7 @@ def select_n_components(
     n_samples, n_features = X.shape
     candidates = _check_candidates(candidates, n_samples, method)
     rng = check_random_state(random_state)
-    parallel = Parallel(n_jobs=n_jobs)
+    parallel = _FitsWithProgress(n_jobs, verbose, method, candidates)
 
     if method == "stability":
         n_top = _check_n_top(n_top, n_features)
@@ -717,7 +769,45 @@ def select_n_components(
             for seed, (train, test) in zip(seeds, splits, strict=True)
         )
         split_scores = np.reshape(scores, (len(candidates), len(splits)))
-    return NComponentsSelection(candidates, split_scores, method)
+    result = NComponentsSelection(candidates, split_scores, method)
+    if verbose:
+        print(f"[select_n_components] best n_components={result.best_n_components}")
+    if result.at_edge:
+        warn(f"select_n_components: {result.edge_message()}", UserWarning)
+    return result
+
+
+class _FitsWithProgress:
+    """``Parallel(n_jobs)`` over the fits of all candidates (candidate after
+    candidate, the same number each), with a progress line after each fit
+    when ``verbose``."""
+
+    def __init__(self, n_jobs, verbose, method, candidates):
+        self.parallel = Parallel(n_jobs=n_jobs, return_as="generator")
+        self.verbose, self.method, self.candidates = verbose, method, candidates
+
+    def __call__(self, tasks):
+        tasks = list(tasks)
+        if not self.verbose:
+            return list(self.parallel(tasks))
+        total, per_k = len(tasks), max(1, len(tasks) // len(self.candidates))
+        print(
+            f"[select_n_components] {self.method}: {total} fits, "
+            f"{per_k} for each of the {len(self.candidates)} candidates",
+            flush=True,
+        )
+        start, results = time.perf_counter(), []
+        for done, result in enumerate(self.parallel(tasks), start=1):
+            results.append(result)
+            elapsed = time.perf_counter() - start
+            k = self.candidates[min((done - 1) // per_k, len(self.candidates) - 1)]
+            print(
+                f"[select_n_components] fit {done}/{total} (n_components={k}) "
+                f"done, {elapsed:.1f} s, about {elapsed / done * (total - done):.0f} "
+                "s left",
+                flush=True,
+            )
+        return results
 
 
 def _n_splits(cv, X):

@@ -95,15 +95,20 @@ def test_default_run_finds_the_three_collections():
 
 
 def test_ldavi_progress_bar_counts_the_split_merge_runs(capsys):
-    # LDAVI runs its epochs once for the start and once per split-merge
-    # move: the bar's total is (n_init + split_merge) * max_iter, and the
-    # epochs counted never exceed it.
+    # LDAVI runs its epochs once for the start, once per split-merge trial
+    # and once more for the fit kept: while fitting, the bar counts out of
+    # (n_init + split_merge) * max_iter, and the epochs never exceed it.
     status, _, err = _run_main(
         capsys, "--estimator", "LDAVI", "-k", "3", "--max-iter", "4", "--progress"
     )
     assert status == 0, err
-    (done,) = re.findall(r"\[LDAVI\] \[[#-]+\] (\d+)/16 iterations[^\r]*\n", err)
-    assert 4 <= int(done) <= 16
+    drawn = re.findall(r"\[LDAVI\] \[[#-]+\] (\d+)/16 iterations", err)
+    (done, runs) = re.findall(r"\[LDAVI\] \[#+\] (\d+) iterations in (\d+) runs?", err)[
+        0
+    ]
+    assert [int(d) for d in drawn] == sorted(int(d) for d in drawn)
+    assert 4 <= int(done) <= 16 and int(drawn[-1]) <= int(done)
+    assert 1 <= int(runs) <= 5
 
 
 @pytest.mark.parametrize(
@@ -476,6 +481,58 @@ def test_the_old_vocabulary_is_one_option_away(news_dir, capsys):
     assert {"said", "000", "1987"} <= words
 
 
+def _topic_words(out):
+    return {w for _, terms in TOPIC_LINE.findall(out) for w in terms.split()}
+
+
+@pytest.mark.parametrize(
+    ("stop_words", "gone", "kept"),
+    [
+        ("english,+said", STOP_WORDS | {"said"}, set()),
+        ("+said,+Rain", STOP_WORDS | {"said", "rain"}, set()),
+        ("none,+said", {"said"}, {"the", "and"}),
+        ("{file}", {"said", "rain"}, {"the", "and"}),
+        ("{file},english", STOP_WORDS | {"said", "rain"}, set()),
+    ],
+)
+def test_stop_words_a_user_can_extend(
+    news_dir, tmp_path, capsys, stop_words, gone, kept
+):
+    # "said" is in every document: with --max-df 1.0 only a stop word drops it.
+    words_file = tmp_path / "stop.txt"
+    words_file.write_text("# newswire words\nsaid  RAIN\n\n")
+    status, out, err = _run_main(
+        capsys,
+        str(news_dir / "news.csv"),
+        "--stop-words",
+        stop_words.format(file=words_file),
+        "--max-df",
+        "1.0",
+        "--top-terms",
+        "40",
+        "--max-iter",
+        "20",
+    )
+    assert status == 0, err
+    words = _topic_words(out)
+    assert not words & gone, words & gone
+    assert kept <= words
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("englsh", "'englsh' is neither 'english', 'none', +WORD nor a file"),
+        ("english,+", "'+' without a word"),
+        (",", "empty list"),
+    ],
+)
+def test_bad_stop_words_fail_with_one_line(capsys, value, message):
+    status, _, err = _run_main(capsys, "--stop-words", value)
+    assert status == 2
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+
+
 def test_unlabeled_corpus_chooses_k_by_held_out_likelihood(news_dir, capsys):
     status, out, err = _run_main(capsys, str(news_dir / "unlabeled.txt"))
     assert status == 0, err
@@ -491,6 +548,23 @@ def test_unlabeled_corpus_chooses_k_by_held_out_likelihood(news_dir, capsys):
     assert scores[int(chosen)] == max(scores.values())
     assert int(chosen) == 3  # the three planted vocabularies
     assert len(TOPIC_LINE.findall(out)) == 3
+    assert "warning" not in out  # 3 is inside the candidates
+
+
+def test_k_auto_says_when_its_choice_ends_the_candidates(news_dir, capsys, monkeypatch):
+    # Three planted vocabularies, candidates 2 and 3: the best is the last.
+    monkeypatch.setattr(sklearn_topicfac._cli, "AUTO_CANDIDATES", (2, 3))
+    status, out, err = _run_main(
+        capsys, str(news_dir / "unlabeled.txt"), "--max-iter", "30"
+    )
+    assert status == 0, err
+    assert re.search(
+        r"^-k auto: warning: 3 is the largest candidate, so the score may still "
+        r"improve beyond the candidates: it is a bound, not an answer; try other "
+        r"k with -k$",
+        out,
+        re.M,
+    ), out
 
 
 # -------------------------------------------------------------------- apply
@@ -588,20 +662,36 @@ def test_latin1_input_needs_the_encoding_option(tmp_path, capsys):
 
 
 # ------------------------------------------------------ header and report
-def test_fit_header_agrees_with_the_progress_bar(capsys):
+def _bar_and_header(capsys, estimator, *args):
     status, out, err = _run_main(
-        capsys, "--estimator", "LDAVI", "--max-iter", "4", "--progress"
+        capsys, "--estimator", estimator, "--max-iter", "4", "--progress", *args
     )
     assert status == 0, err
-    (bar,) = re.findall(r"\[LDAVI\] \[[#-]+\] (\d+)/16 iterations[^\r]*\n", err)
+    (bar,) = re.findall(
+        rf"\[{estimator}\] \[#+\] (\d+) iterations in (\d+) runs? +[\d.]+ s\n", err
+    )
     (header,) = re.findall(
-        r"^LDAVI with 3 topics, max_iter=4, .*: fitted in [\d.]+ s, (\d+) "
-        r"iterations over up to 4 runs of at most max_iter each \(n_iter_=(\d+)",
+        rf"^{estimator} with \d+ topics, max_iter=4, .*: fitted in [\d.]+ s, (\d+) "
+        r"iterations in (\d+) runs? \(n_iter_=(\d+): the fit kept\)$",
         out,
         re.M,
     )
-    assert header[0] == bar
-    assert 1 <= int(header[1]) <= 4 <= int(bar) <= 16
+    return [int(v) for v in bar], [int(v) for v in header]
+
+
+def test_fit_header_agrees_with_the_progress_bar(capsys):
+    # One count: the bar's last line and the header give the same
+    # iterations and runs; n_iter_ is the part of them of the fit kept.
+    bar, (count, runs, n_iter) = _bar_and_header(capsys, "LDAVI")
+    assert bar == [count, runs]
+    assert 1 <= n_iter <= 4 <= count <= 16 and 2 <= runs <= 5
+
+
+def test_one_run_counts_n_iter_exactly(capsys):
+    # SimplexPLSA's PLSA step: one run, no moves: the count is n_iter_.
+    bar, (count, runs, n_iter) = _bar_and_header(capsys, "SimplexPLSA", "-k", "3")
+    assert bar == [count, runs] == [n_iter, 1]
+    assert n_iter == 4
 
 
 def test_report_option_writes_the_html(news_dir, tmp_path):
@@ -613,3 +703,158 @@ def test_report_option_writes_the_html(news_dir, tmp_path):
     assert page.count("class='topic-card'") == 3
     assert page.count("class='doc'") == 45
     assert "data-label='weather'" in page
+
+
+# ------------------------------------------------- input checked before work
+@pytest.fixture(scope="module")
+def mistakes_dir(tmp_path_factory):
+    """Inputs a user gets wrong: a TSV and a CSV of three columns, a text file."""
+    root = tmp_path_factory.mktemp("mistakes")
+    rows = [("sports", d) for d in _texts(SPORTS, 6, 0)]
+    rows += [("money", d) for d in _texts(MONEY, 6, 1)]
+    with open(root / "news.tsv", "w") as fh:
+        fh.write("id\tlabel\ttext\n")
+        fh.writelines(
+            f"{i}\t{lab}\t{doc}, with a comma\n" for i, (lab, doc) in enumerate(rows)
+        )
+    with open(root / "news.csv", "w") as fh:
+        fh.write("id,label,text\n")
+        fh.writelines(f'{i},{lab},"{doc}"\n' for i, (lab, doc) in enumerate(rows))
+    (root / "notes.txt").write_text("This is not a MATLAB file.\n" * 20)
+    return root
+
+
+def _one_line_error(result, *fragments):
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("topicfac: error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    # Refused before any work: no fit header.
+    assert "fitted in" not in result.stdout
+
+
+def _slow_unless(case_id, fast, *values):
+    marks = () if case_id in fast else (pytest.mark.slow,)
+    return pytest.param(*values, id=case_id, marks=marks)
+
+
+# One subprocess each (a second or more): the README's test command runs one,
+# CI all; the same cases run in this process below.
+FAST_MISTAKES = ("k>docs",)
+
+
+MISTAKES = [
+    _slow_unless(
+        "k>docs",
+        FAST_MISTAKES,
+        ("{root}/news.tsv", "-k", "13"),
+        ("-k 13 exceeds the corpus's 12 documents", "pass -k 12 or less"),
+    ),
+    _slow_unless(
+        "k>docs-and-terms",
+        FAST_MISTAKES,
+        ("{root}/news.tsv", "-k", "40", "--max-features", "30"),
+        ("-k 40 exceeds the corpus's 12 documents", "pass -k 12 or less"),
+    ),
+    _slow_unless(
+        "k>terms",
+        FAST_MISTAKES,
+        ("{root}/news.tsv", "-k", "5", "--max-features", "4"),
+        ("-k 5 exceeds the corpus's 4 terms", "pass -k 4 or less"),
+    ),
+    _slow_unless(
+        "csv-on-tsv",
+        FAST_MISTAKES,
+        ("{root}/news.tsv", "--format", "csv"),
+        ("one column with --format csv but 3 tab-separated", "--format tsv"),
+    ),
+    _slow_unless(
+        "tsv-on-csv",
+        FAST_MISTAKES,
+        ("{root}/news.csv", "--format", "tsv"),
+        ("one column with --format tsv but 3 comma-separated", "--format csv"),
+    ),
+    _slow_unless(
+        "mat-on-text",
+        FAST_MISTAKES,
+        ("{root}/notes.txt", "--format", "mat"),
+        ("notes.txt is not a MATLAB .mat file", "--format"),
+    ),
+    _slow_unless(
+        "simplex-on-text",
+        FAST_MISTAKES,
+        ("{root}/news.tsv", "--estimator", "SimplexPLSA", "-k", "2"),
+        ("SimplexPLSA encloses real-valued data", "choose another --estimator"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "fragments"), MISTAKES)
+def test_input_mistakes_are_one_line_errors_before_work(mistakes_dir, args, fragments):
+    result = _run_cli(*[a.format(root=mistakes_dir) for a in args])
+    _one_line_error(result, *fragments)
+    assert "Unknown mat file type" not in result.stderr
+
+
+@pytest.mark.parametrize(("args", "fragments"), [p.values for p in MISTAKES])
+def test_input_mistakes_in_process(mistakes_dir, capsys, args, fragments):
+    status, out, err = _run_main(capsys, *[a.format(root=mistakes_dir) for a in args])
+    _one_line_error(subprocess.CompletedProcess(args, status, out, err), *fragments)
+
+
+def test_a_fit_beyond_the_available_memory_is_refused_in_process(
+    mistakes_dir, capsys, monkeypatch
+):
+    monkeypatch.setattr(sklearn_topicfac._cli, "available_memory", lambda: 10**4)
+    status, out, err = _run_main(capsys, str(mistakes_dir / "news.tsv"), "-k", "10")
+    _one_line_error(
+        subprocess.CompletedProcess([], status, out, err),
+        "-k 10 on 12 documents x ",
+        "than the 10.0 kB available",
+    )
+
+
+@pytest.mark.slow
+def test_a_fit_beyond_the_available_memory_is_refused(mistakes_dir):
+    # This machine's memory, as the command sees it, shrunk to 10 kB.
+    code = (
+        "import sys, sklearn_topicfac._cli as cli; "
+        "cli.available_memory = lambda: 10**4; sys.exit(cli.main(sys.argv[1:]))"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(mistakes_dir / "news.tsv"), "-k", "10"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO_ROOT,
+        timeout=600,
+    )
+    _one_line_error(result, "-k 10 on 12 documents x ", "than the 10.0 kB available")
+
+
+def test_a_closed_stdout_ends_quietly(mistakes_dir):
+    # `topicfac ... | head -2` with head already gone: the reader closes the
+    # pipe before the command writes.
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sklearn_topicfac",
+            str(mistakes_dir / "news.tsv"),
+            "-k",
+            "2",
+            "--max-iter",
+            "5",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=REPO_ROOT,
+    )
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert err.decode() == ""

@@ -1069,3 +1069,34 @@ def test_property_random_nonnegative_input(spec, X, n_components, init, random_s
     for before, after in zip(h[:-1], h[1:], strict=True):
         slack = 50 * eps * (x_sum + max(abs(before), abs(after)))
         assert after - before <= slack, (h, slack)
+
+
+# ------------------------------------------- what transform's rows sum to
+def _transform_row_sums_as_documented(spec, est, X, T):
+    """The row sums that ``TopicEstimator.transform``'s docstring states."""
+    n_words = X.sum(axis=1)
+    name = spec.name
+    if spec.transform_rows_sum_to_one:
+        return np.ones(X.shape[0]), T.sum(axis=1)
+    if name == "KLNMF":
+        return n_words, T @ est.components_.sum(axis=1)
+    if name in ("NormalizedNMF", "JointNMF"):
+        return n_words, T.sum(axis=1)
+    if name == "GammaPoissonVI":
+        alpha = np.sum(np.broadcast_to(est.doc_topic_prior_, (est.n_components,)))
+        return (n_words + alpha) / (est.doc_topic_rate + 1), T.sum(axis=1)
+    raise AssertionError(f"transform of {name} is not documented")
+
+
+@pytest.mark.parametrize("spec", estimators_with(), ids=str)
+def test_transform_rows_are_what_the_docstring_says(spec):
+    X = low_rank_counts(n_samples=30, n_features=20, rank=3, mean_count=3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = spec.make(n_components=3, max_iter=50, random_state=0).fit(X)
+        T = est.transform(X)
+    expected, actual = _transform_row_sums_as_documented(spec, est, X, T)
+    assert_allclose(actual, expected, rtol=1e-9)
+    # topic_proportions: P(z|d) for every estimator that has it.
+    if hasattr(est, "topic_proportions"):
+        assert_allclose(est.topic_proportions(X).sum(axis=1), 1, rtol=1e-12)

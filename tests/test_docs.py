@@ -182,3 +182,30 @@ def test_the_api_check_sees_a_missing_method(tmp_path, monkeypatch):
     api.write_api_sources(tmp_path)
     assert "~PLSI.partial_fit" not in (tmp_path / "PLSI.rst").read_text()
     assert "~PLSI.topic_proportions" in (tmp_path / "PLSI.rst").read_text()
+
+
+# ------------------------------------------------- which estimators learn online
+def _partial_fit_sentence():
+    """The one list of the estimators with ``partial_fit``, from the package."""
+    import sklearn_topicfac
+    from sklearn_topicfac import estimators
+
+    names = sorted(
+        name
+        for name in estimators.__all__
+        if hasattr(getattr(sklearn_topicfac, name), "partial_fit")
+    )
+    quoted = [f"`{name}`" for name in names]
+    return f"{', '.join(quoted[:-1])} and {quoted[-1]} have"
+
+
+def test_one_list_of_the_estimators_with_partial_fit():
+    root = Path(__file__).resolve().parents[1]
+    sentence = _partial_fit_sentence()
+    for page in ("README.md", "docs/guide/scaling.md"):
+        text = " ".join((root / page).read_text().split())
+        assert sentence in text, f"{page} must say: {sentence} `partial_fit`"
+    # The API pages list every public method, partial_fit included, generated
+    # from the classes: see test_every_public_method_of_every_estimator_is_in_
+    # the_api_reference.
+

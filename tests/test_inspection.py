@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from _estimators import ALL_ESTIMATORS
+from _estimators import ALL_ESTIMATORS, estimators_with
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer
@@ -116,33 +116,77 @@ def test_table_string_and_frame():
 
 # ------------------------------------------------------------------ pyLDAvis
 def _check_pyldavis_contract(data, n_docs, n_terms, k):
-    """What pyLDAvis.prepare validates (its _input_validate), restated."""
+    """What pyLDAvis.prepare needs, restated: its _input_validate (shapes, rows
+    summing to one within 1e-3) and the logarithms it takes of every
+    topic-term probability, of P(z|w) over the topics' sizes, and of the
+    lift P(w|z) / P(w) (all finite only when every entry is positive)."""
     phi, theta = data["topic_term_dists"], data["doc_topic_dists"]
     assert phi.shape == (k, n_terms) and theta.shape == (n_docs, k)
     assert data["doc_lengths"].shape == (n_docs,)
     assert data["vocab"].shape == data["term_frequency"].shape == (n_terms,)
-    assert_allclose(phi.sum(axis=1), 1, atol=1e-3)
-    assert_allclose(theta.sum(axis=1), 1, atol=1e-3)
-    assert np.all(phi >= 0) and np.all(theta >= 0)
+    for P in (phi, theta):
+        assert np.all(np.isfinite(P))
+        assert_allclose(P.sum(axis=1), 1, atol=1e-12)
+    assert np.all(phi > 0) and np.all(theta > 0)
+    # pyLDAvis's own quantities: topic sizes, term frequencies recomputed from
+    # them, saliency and relevance.
+    topic_freq = data["doc_lengths"] @ theta
+    assert np.all(topic_freq > 0)
+    term_topic_freq = phi * topic_freq[:, None]
+    term_proportion = term_topic_freq.sum(axis=0) / term_topic_freq.sum()
+    topic_given_term = phi / phi.sum()
+    proportion = topic_freq / topic_freq.sum()
+    with np.errstate(all="raise"):
+        saliency = (topic_given_term * np.log(topic_given_term.T / proportion).T).sum(0)
+        relevance = 0.6 * np.log(phi) + 0.4 * np.log(phi / term_proportion)
+    assert np.all(np.isfinite(saliency)) and np.all(np.isfinite(relevance))
 
 
-@pytest.mark.parametrize(
-    "Estimator",
-    [E for E in ESTIMATORS if E is not SimplexPLSA],
-    ids=lambda c: c.__name__,
-)
-def test_pyldavis_export(Estimator):
-    model = _fit(Estimator)
+@pytest.mark.parametrize("spec", estimators_with(), ids=str)
+def test_pyldavis_export_of_every_estimator(spec):
+    # The maximum-likelihood fits set topic-term probabilities to exactly
+    # zero (a third of them for PLSI and KLNMF on real text): pyLDAvis took
+    # the log of those and failed.
+    model = _fit(spec.cls)
     data = to_pyldavis(model, X, NAMES)
     _check_pyldavis_contract(data, 4, 4, 2)
     assert_array_equal(data["doc_lengths"], X.sum(axis=1))
     assert_array_equal(data["term_frequency"], X.sum(axis=0))
     assert data["vocab"].tolist() == NAMES
-    # The distributions score() uses.
-    theta = model.topic_proportions(sp.csr_matrix(X))
+    if hasattr(model, "topic_proportions"):
+        # The distributions score() uses, up to the export's smoothing.
+        theta = model.topic_proportions(sp.csr_matrix(X))
+        phi = model.topic_word_distributions()
+        assert_allclose(data["doc_topic_dists"], theta, rtol=0, atol=2e-9)
+        assert_allclose(data["topic_term_dists"], phi, rtol=0, atol=2e-9)
+
+
+def test_pyldavis_export_floors_exact_zeros():
+    # A PLSI fit of two disjoint themes: half its topic-term probabilities
+    # are exactly zero, and a topic without weight is a row of zeros.
+    model = _fit(PLSI)
     phi = model.topic_word_distributions()
-    assert_allclose(data["doc_topic_dists"], theta)
-    assert_allclose(data["topic_term_dists"], phi)
+    assert (phi == 0).any()
+    data = to_pyldavis(model, X, NAMES)
+    _check_pyldavis_contract(data, 4, 4, 2)
+    exported = data["topic_term_dists"]
+    zero = phi == 0
+    assert_allclose(exported[zero], exported[zero].min())
+    assert exported[zero].min() < 1e-9 < exported[~zero].min()
+    # The order of the terms within each topic is kept.
+    assert_array_equal(
+        np.argsort(-phi, axis=1, kind="stable")[:, :2],
+        np.argsort(-exported, axis=1, kind="stable")[:, :2],
+    )
+
+
+def test_pyldavis_export_of_a_dead_topic_and_an_empty_document():
+    model = _fit(KLNMF, k=3)
+    model.components_[2] = 0  # a topic that lost all its weight
+    counts = np.vstack([X, np.zeros(4)])
+    data = to_pyldavis(model, counts, NAMES)
+    _check_pyldavis_contract(data, 5, 4, 3)
+    assert_allclose(data["topic_term_dists"][2], 0.25)
 
 
 def test_pyldavis_export_of_a_text_pipeline():
@@ -153,8 +197,6 @@ def test_pyldavis_export_of_a_text_pipeline():
     _check_pyldavis_contract(data, len(DOCS), counts.shape[1], 2)
     assert_array_equal(data["doc_lengths"], np.asarray(counts.sum(axis=1)).ravel())
     assert data["vocab"].tolist() == pipe[0].get_feature_names_out().tolist()
-    with pytest.raises(TypeError, match="does not model counts"):
-        to_pyldavis(_fit(SimplexPLSA), X)
 
 
 # --------------------------------------------------------------------- plots

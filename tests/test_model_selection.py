@@ -7,8 +7,11 @@ held-out method against a hand-written loop over the folds, the shuffled
 folds, the input checks, sparse input, parallel fits and the plot.
 """
 
+import functools
 import itertools
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +25,7 @@ from sklearn.decomposition import NMF
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
+import sklearn_topicfac
 from sklearn_topicfac import KLNMF, PLSI, metrics
 from sklearn_topicfac.model_selection import (
     NComponentsSelection,
@@ -475,3 +479,61 @@ def test_plot_returns_the_axes():
 def test_result_checks_its_shapes():
     with pytest.raises(ValueError, match="one row per candidate"):
         NComponentsSelection([2, 3], [[0.5], [0.6], [0.7]], "stability")
+
+
+# ------------------------------------------------ the README's recipe
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _recipe(path):
+    """The python block of ``path`` that calls select_n_components."""
+    blocks = re.findall(r"```python\n(.*?)```", path.read_text(), re.S)
+    (recipe,) = [b for b in blocks if "select_n_components(" in b]
+    return recipe
+
+
+def test_the_readme_recipe_reports_progress_and_flags_the_edge(capsys, monkeypatch):
+    recipe = _recipe(REPO_ROOT / "README.md")
+    # One recipe: the guide shows the same text.
+    assert _recipe(REPO_ROOT / "docs" / "guide" / "choosing_k.md") == recipe
+    assert "KFold(3, shuffle=True, random_state=0)" in recipe
+    # Six planted topics; the recipe's grid 2, 4, ..., 20 on a small corpus.
+    X = planted_counts(n=90, m=40, k=6, seed=1, length=60)
+    # The recipe's PLSI, with fewer iterations and no split-merge moves: the
+    # thirty fits in well under a second.
+    fast = functools.partial(sklearn_topicfac.PLSI, max_iter=30, split_merge=0)
+    monkeypatch.setattr(sklearn_topicfac, "PLSI", fast)
+    namespace = {"X": X}
+    exec(compile(recipe, "README.md", "exec"), namespace)
+    selection = namespace["selection"]
+    out = capsys.readouterr().out
+    fits = re.findall(
+        r"^\[select_n_components\] fit (\d+)/30 \(n_components=(\d+)\) done, "
+        r"[\d.]+ s, about \d+ s left$",
+        out,
+        re.M,
+    )
+    assert [int(i) for i, _ in fits] == list(range(1, 31))
+    assert [int(k) for _, k in fits] == [k for k in range(2, 21, 2) for _ in range(3)]
+    assert "held_out: 30 fits, 3 for each of the 10 candidates" in out
+    assert f"best n_components={selection.best_n_components}" in out
+    assert selection.best_n_components in (4, 6, 8) and not selection.at_edge
+    assert "extend the candidates" not in out
+
+
+def test_a_choice_at_the_edge_of_the_grid_is_flagged():
+    # Six planted topics and a grid that stops at 3: the best k is its last.
+    X = planted_counts(n=90, m=40, k=6, seed=1, length=60)
+    with pytest.warns(UserWarning, match="n_components=3 is the largest candidate"):
+        upper = select_n_components(
+            KLNMF(), X, [2, 3], method="held_out", random_state=0
+        )
+    assert upper.at_edge and upper.edge == "upper"
+    assert "at the upper edge of the grid" in repr(upper)
+    # A grid above the truth whose first candidate is best: the lower edge.
+    lower = NComponentsSelection([8, 10, 12], [[0.9], [0.8], [0.7]], "held_out")
+    assert lower.edge == "lower" and "below 8" in lower.edge_message()
+    # Stability cannot go below 2: a best k of 2 at the start is an answer.
+    assert NComponentsSelection([2, 3], [[0.9], [0.5]], "stability").edge is None
+    inside = NComponentsSelection([2, 3, 4], [[0.5], [0.9], [0.7]], "held_out")
+    assert not inside.at_edge and inside.edge_message() is None

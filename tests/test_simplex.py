@@ -1,6 +1,7 @@
 """SimplexPLSA (paper 004): the transformation T, enclosing simplexes, weights."""
 
 import pickle
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -557,3 +558,63 @@ def test_warns_on_counts_only():
         # Integers with negative entries are no counts.
         SimplexPLSA(n_components=3, random_state=0, max_iter=50).fit(counts - 1)
     assert not [w for w in caught if "looks like counts" in str(w.message)]
+
+
+def _forbid_densifying(monkeypatch):
+    """Make every way of densifying a SciPy sparse matrix raise."""
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError(f"a sparse {self.shape} matrix was densified")
+
+    for cls in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix, sp.csr_array):
+        for name in ("toarray", "todense", "__array__"):
+            monkeypatch.setattr(cls, name, refuse, raising=False)
+
+
+def test_sparse_text_is_never_densified(monkeypatch):
+    # 2,000 x 15,000 sparse data (240 MB dense, 0.04 MB sparse): the
+    # randomized SVD works with products of the sparse X, the PLSA step on
+    # the 2,000 x 3 points on the simplex.
+    rng = np.random.default_rng(0)
+    X = sp.random(2000, 15000, density=1e-4, format="csr", random_state=rng)
+    X.data = rng.normal(size=X.nnz)  # real-valued: no counts warning
+    _forbid_densifying(monkeypatch)
+    tracemalloc.start()
+    try:
+        est = SimplexPLSA(n_components=3, svd_components=2, random_state=0, max_iter=5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(X)
+            weights = est.transform(X[:50])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert est.components_.shape == (3, 15000)
+    assert_allclose(weights.sum(axis=1), 1)
+    # The dense arrays are (n + m) x a few axes: 8 MB allows 60 of them.
+    assert peak < 8e6, peak
+
+
+def test_sparse_input_that_would_densify_is_refused_before_work(monkeypatch):
+    # The paper's n_features - 1 axes on text: T alone is n_features^2.
+    rng = np.random.default_rng(0)
+    X = sp.random(1000, 8000, density=0.005, format="csr", random_state=rng)
+    _forbid_densifying(monkeypatch)
+    msg = (
+        r"svd_components=7999 on a 1000 x 8000 sparse X would hold about "
+        r"[\d.]+ GB of dense arrays, more than densifying X would \(64.0 MB\).*"
+        r"svd_components=4 \(n_components - 1"
+    )
+    with pytest.raises(ValueError, match=msg):
+        SimplexPLSA(n_components=5).fit(X)
+
+
+def test_memory_beyond_what_is_available_is_refused(monkeypatch):
+    import sklearn_topicfac.estimators.simplex as module
+
+    monkeypatch.setattr(module, "available_memory", lambda: 10**6)
+    X = np.random.default_rng(0).normal(size=(300, 40))
+    with pytest.raises(ValueError, match=r"more than the 1.0 MB available"):
+        SimplexPLSA(n_components=3).fit(X)
+    monkeypatch.setattr(module, "available_memory", lambda: 10**8)
+    assert SimplexPLSA(n_components=3, max_iter=5).fit(X).n_iter_ == 5

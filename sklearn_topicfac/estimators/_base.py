@@ -444,6 +444,29 @@ class TopicFactorization(TopicEstimator):
     def transform(self, X, *, normalize=True):
         """Represent documents in the fitted topic space (fold-in).
 
+        Each row is the document folded in with the topics fixed; with the
+        default ``normalize=True``, what its entries are, and so what a row
+        sums to, is each estimator's own parametrization of
+        ``X \\approx W H``:
+
+        - :class:`PLSI`, :class:`LDAVI`, :class:`HybridNMFPLSI` (and
+          :class:`JointNMF` with ``normalize="both"``): the topic proportions
+          :math:`P(z \\mid d)`, rows summing to one (LDAVI: the mean of the
+          variational Dirichlet);
+        - :class:`KLNMF`: the weights :math:`W` of :math:`X \\approx W H`
+          with :math:`H` (``components_``) as fitted, unnormalized: a row
+          weighted by the topics' totals sums to the document's number of
+          words, :math:`\\sum_z W_{dz} \\sum_w H_{zw} = N_d`;
+        - :class:`NormalizedNMF` and :class:`JointNMF`: topic weights with
+          the topics normalized to sum to one, so a row sums to the
+          document's number of words;
+        - :class:`GammaPoissonVI`: the posterior mean of the Gamma weights,
+          rows summing to :math:`(N_d + \\sum_z \\alpha_z) / (b + 1)` for a
+          document of :math:`N_d` words (``b`` the ``doc_topic_rate``).
+
+        :meth:`topic_proportions` gives :math:`P(z \\mid d)`, rows summing to
+        one, for every estimator.
+
         Parameters
         ----------
         X : {array-like, sparse matrix} or dask array of shape \

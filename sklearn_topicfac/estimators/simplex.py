@@ -11,12 +11,22 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._docstrings import fill_doc
-from .._validation import is_dask_array, reconstruct, warn
+from .._validation import (
+    available_memory,
+    format_bytes,
+    is_dask_array,
+    reconstruct,
+    warn,
+)
 from ..engine import Blocks
 from ..kernels import completion_log_likelihood
 from ..models import SimplexMap
 from ._base import TopicEstimator, all_or_nothing
 from .plsi import PLSI
+
+# Below this, the dense arrays of a fit are never worth refusing (a small
+# sparse X may be densified as cheaply as it is read).
+_SMALL_BYTES = 2**27
 
 
 def _warn_if_counts(X):
@@ -205,7 +215,9 @@ class SimplexPLSA(TopicEstimator):
       the same numbers, so they give the same model and the same
       ``transform`` (to the last bit), in float64 and in float32 (whose map
       onto the simplex is computed in float64, the PLSA step in float32).
-      Sparse input is never densified: products with ``X`` use its canonical
+      Sparse input is never densified (a ``svd_components`` that would
+      make the fit's dense arrays as large as ``X`` densified is refused
+      before any work): products with ``X`` use its canonical
       CSR rows or CSC columns (a dense ``X`` is converted one block at a
       time) and the exact SVD works on dense blocks of rows or columns.
     * **SVD.**  When affordable (``n_samples * n_features * min(n_samples,
@@ -337,6 +349,33 @@ class SimplexPLSA(TopicEstimator):
             )
         return P
 
+    def _check_memory(self, X, q):
+        """Refuse, before any work, a fit whose dense arrays would be as large
+        as ``X`` densified (for sparse ``X``) or exceed the available memory.
+        """
+        n, m = X.shape
+        need = 8 * SimplexMap.working_entries(n, m, q)
+        dense = 8 * n * m
+        available = available_memory()
+        densifies = sp.issparse(X) and need >= dense and need > _SMALL_BYTES
+        too_big = available is not None and need > available
+        if not (densifies or too_big):
+            return
+        where = (
+            f"more than densifying X would ({format_bytes(dense)})"
+            if densifies
+            else f"more than the {format_bytes(available)} available"
+        )
+        raise ValueError(
+            f"SimplexPLSA with svd_components={q} on a {n} x {m} "
+            f"{'sparse ' if sp.issparse(X) else ''}X would hold about "
+            f"{format_bytes(need)} of dense arrays, {where}: its T is "
+            "(svd_components + 1)^2 and its points on the simplex n_samples x "
+            "(svd_components + 1). Pass a small svd_components, e.g. "
+            f"svd_components={max(1, min(self.n_components - 1, m))} "
+            "(n_components - 1: the axes n_components vertices span)."
+        )
+
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     @all_or_nothing(fresh=True)
@@ -361,7 +400,13 @@ class SimplexPLSA(TopicEstimator):
             If ``X`` contains NaN or infinity, if ``svd_components`` exceeds
             ``n_features``, or if the simplex enclosing ``X`` has vertices
             beyond the largest float (``X`` within a few times of it): the
-            message asks to scale ``X`` down.
+            message asks to scale ``X`` down.  Also, before any work, if the
+            dense arrays of the fit (the ``(q + 1) x (q + 1)`` rotation, the
+            ``q x n_features`` axes, the ``n_samples x (q + 1)`` points on
+            the simplex and the SVD's, for ``q = svd_components``) would
+            exceed the available memory, or, for sparse ``X``, be as large as
+            ``X`` densified (the default ``q = n_features - 1`` on text): the
+            message gives their size and a ``svd_components`` that fits.
         """
         X = self._validate_X(X, reset=True)
         n, m = X.shape
@@ -371,6 +416,7 @@ class SimplexPLSA(TopicEstimator):
                 f"svd_components={q} exceeds n_features={m}: at most every "
                 "principal axis can be kept."
             )
+        self._check_memory(X, q)
         _warn_if_counts(X)
         dtype = X.dtype
         simplex_map = SimplexMap().fit(X, q, self.random_state)

@@ -348,6 +348,30 @@ class SimplexMap:
     float64, on ``X * 2**-exponent`` (exact), whatever the magnitude of X.
     """
 
+    @staticmethod
+    def working_entries(n, m, n_axes):
+        """Entries of the dense float64 arrays a :class:`SimplexMap` fit of an
+        ``n x m`` matrix on ``n_axes`` axes holds at once, about (``X`` itself
+        and its sparse copies aside).
+
+        The SVD (the path :func:`centered_svd` takes), the ``n_axes x m`` axes,
+        the ``d x d`` rotation (``d = n_axes + 1``) and a few ``n x d`` arrays of
+        coordinates on the simplex.
+        """
+        k = min(n, m)
+        sketch = min(k, n_axes + _OVERSAMPLES)
+        rank = min(n_axes, k)
+        block = max(_BLOCK_ENTRIES, k * max(n, m) if 2 * sketch >= k else 0)
+        if 2 * sketch >= k or n * m * k <= _EXACT_WORK:
+            if m <= n:
+                svd = 3 * m * m + block
+            else:
+                svd = 4 * n * n + 2 * rank * m + n * rank + block
+        else:
+            svd = 3 * (n + m) * sketch
+        d = n_axes + 1
+        return svd + n_axes * m + d * d + 4 * n * d
+
     def fit(self, X, n_axes, random_state):
         exponent, mean, S, Vt = centered_svd(X, n_axes, random_state)
         self.exponent, self.mean = exponent, mean
