@@ -29,9 +29,10 @@ Usage::
 
     python benchmarks/paper004_simplex.py [--seeds N] [--quick] [--no-write]
 
-Writes the tables into ``docs/paper004_simplex.md`` (between the GENERATED
-markers) and the figure ``docs/figures/paper004_simplex.png`` (if matplotlib
-is installed: ``pip install "sklearn-topicfac[plot]"``).
+Writes the tables into ``docs/paper004_simplex.md`` (the generated block
+``paper004_simplex``, from ``docs/_data/paper004_simplex.json``; see
+benchmarks/README.md) and the figure ``docs/figures/paper004_simplex.png``
+(if matplotlib is installed: ``pip install "sklearn-topicfac[plot]"``).
 """
 
 import argparse
@@ -40,6 +41,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _docblocks import command_line, parts_from_markdown, write_block
 
 from sklearn_topicfac import LDAVI, PLSI, SimplexPLSA
 from sklearn_topicfac.models.simplex import affine_coordinates
@@ -47,7 +49,6 @@ from sklearn_topicfac.models.simplex import affine_coordinates
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DOC_PATH = REPO_ROOT / "docs" / "paper004_simplex.md"
 FIGURE_PATH = REPO_ROOT / "docs" / "figures" / "paper004_simplex.png"
-BEGIN, END = "<!-- BEGIN GENERATED -->", "<!-- END GENERATED -->"
 
 NORMAL = np.ones(3) / np.sqrt(3)
 ALONG = np.array([1.0, -1.0, 0.0]) / np.sqrt(2)
@@ -147,8 +148,8 @@ def tables(X, corners, runs, args, elapsed):
     s = np.linalg.svd(X - X.mean(axis=0), compute_uv=False)
     lost = s[-1] ** 2 / np.sum(s**2)
     rows = [
-        ("PLSA, weights on the simplex", "PLSA (`PLSI`), `P(z|d) @ P(w|z)`"),
-        ("PLSA, count model", "PLSA, `N_d P(z|d) @ P(w|z)` (free scale per point)"),
+        ("PLSA, weights on the simplex", "PLSA (`PLSI`), `P(z\\|d) @ P(w\\|z)`"),
+        ("PLSA, count model", "PLSA, `N_d P(z\\|d) @ P(w\\|z)` (free scale per point)"),
         ("SimplexPLSA", "`SimplexPLSA`"),
         (
             "SimplexPLSA, LDA inner model",
@@ -224,18 +225,9 @@ def tables(X, corners, runs, args, elapsed):
 
 
 def write_report(generated):
-    DOC_PATH.parent.mkdir(parents=True, exist_ok=True)
-    block = f"{BEGIN}\n{generated}\n{END}"
-    if DOC_PATH.exists():
-        text = DOC_PATH.read_text(encoding="utf-8")
-        if BEGIN in text and END in text:
-            head, rest = text.split(BEGIN, 1)
-            tail = rest.split(END, 1)[1]
-            DOC_PATH.write_text(head + block + tail, encoding="utf-8")
-            return
-    DOC_PATH.write_text(
-        "# Paper 004: simplex decompositions using SVD and PLSA\n\n" + block + "\n",
-        encoding="utf-8",
+    """Write the block ``paper004_simplex`` and its results file."""
+    return write_block(
+        "paper004_simplex", DOC_PATH, command_line(), parts_from_markdown(generated)
     )
 
 
@@ -342,8 +334,8 @@ def main(argv=None):
     generated = tables(X, corners, runs, args, time.perf_counter() - start)
     print(generated)
     if not args.no_write:
-        write_report(generated)
-        print(f"\nwrote {DOC_PATH}")
+        data = write_report(generated)
+        print(f"\nwrote {DOC_PATH} and {data}")
         seed = representative(runs)
         plot(X, corners, runs[seed], seed, FIGURE_PATH)
     return 0

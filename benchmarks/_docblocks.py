@@ -1,0 +1,252 @@
+"""Generated blocks: a benchmark writes its tables into a doc page, once.
+
+A benchmark calls :func:`write_block` with the block's name, the page, the
+command that reproduces it and its content.  That writes
+
+* ``docs/_data/NAME.json``: the header (page, command, machine, date, commit)
+  and the content, a list of parts -- ``{"text": "..."}`` (Markdown prose) or
+  ``{"columns": [...], "rows": [[...], ...]}`` (a table, one list of cells per
+  row) -- and
+* the block in the page, between ``<!-- generated: NAME; ... -->`` and
+  ``<!-- end generated: NAME -->``, leaving the hand-written text around it.
+
+The block is :func:`render` of the JSON, a pure function of it, so
+``tests/test_docs.py`` re-renders every block from its JSON and asserts the
+page holds exactly that: a number edited by hand in the page, or a JSON file
+changed without re-rendering, fails the test.  See benchmarks/README.md.
+"""
+
+import json
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DOCS = REPO_ROOT / "docs"
+DATA = DOCS / "_data"
+
+_NAME = re.compile(r"^[a-z0-9_]+$")
+_OPEN = re.compile(r"^<!-- generated: ([a-z0-9_]+);.*-->$", re.MULTILINE)
+
+
+def _cell(value):
+    if value is None:
+        return ""
+    text = str(value)
+    if "|" in text.replace("\\|", "") or "\n" in text:
+        raise ValueError(f"table cell {text!r} holds '|' or a newline; escape it")
+    return text
+
+
+def _table(part):
+    columns, rows = part["columns"], part["rows"]
+    lines = [
+        "| " + " | ".join(_cell(c) for c in columns) + " |",
+        "|" + "|".join(part.get("align", ["---"] * len(columns))) + "|",
+    ]
+    for row in rows:
+        if len(row) != len(columns):
+            raise ValueError(
+                f"row {row!r} has {len(row)} cells for {len(columns)} columns"
+            )
+        lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
+    return "\n".join(lines)
+
+
+def header(data):
+    """The opening comment of a block (its provenance)."""
+    fields = [
+        f"generated: {data['name']}",
+        f"command: {data['command']}",
+        f"machine: {data['machine']}",
+        f"date: {data['date']}",
+        f"commit: {data['commit']}",
+    ]
+    if data.get("note"):
+        fields.append(f"note: {data['note']}")
+    text = "; ".join(fields)
+    if "-->" in text or "\n" in text:
+        raise ValueError("a header field holds '-->' or a newline")
+    return f"<!-- {text} -->"
+
+
+def render(data):
+    """The block of ``data`` (a results file's content), markers included."""
+    parts = []
+    for part in data["parts"]:
+        if "text" in part:
+            parts.append(part["text"].strip("\n"))
+        else:
+            parts.append(_table(part))
+    body = "\n\n".join(parts)
+    return f"{header(data)}\n{body}\n<!-- end generated: {data['name']} -->"
+
+
+def parts_from_markdown(markdown):
+    """Split Markdown into text and table parts (tables: lines starting '|').
+
+    ``render`` of the result gives ``markdown`` back (up to blank lines at the
+    ends); a script that already formats Markdown uses it to store its tables
+    as rows.
+    """
+    parts, text, table = [], [], []
+
+    def flush_text():
+        chunk = "\n".join(text).strip("\n")
+        if chunk:
+            parts.append({"text": chunk})
+        text.clear()
+
+    def flush_table():
+        if table:
+            cells = [
+                [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+                for line in table
+            ]
+            parts.append({"columns": cells[0], "align": cells[1], "rows": cells[2:]})
+        table.clear()
+
+    for line in markdown.strip("\n").splitlines():
+        if line.startswith("|"):
+            if not table:
+                flush_text()
+            table.append(line)
+        else:
+            flush_table()
+            text.append(line)
+    flush_table()
+    flush_text()
+    for part in parts:
+        if "align" in part and all(a == "---" for a in part["align"]):
+            del part["align"]
+    return parts
+
+
+def _git(*args):
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip()
+
+
+def provenance():
+    """Machine, date (UTC) and commit of a run happening now."""
+    commit = _git("rev-parse", "--short", "HEAD") or "unknown"
+    if _git("status", "--porcelain", "--untracked-files=no"):
+        commit += " (with uncommitted changes)"
+    return {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"{platform.system()} {platform.release()}, Python "
+        f"{platform.python_version()}",
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit,
+    }
+
+
+def command_line(argv=None):
+    """The command that ran this script, from the repository root."""
+    argv = sys.argv if argv is None else argv
+    script = Path(argv[0]).resolve()
+    try:
+        script = script.relative_to(REPO_ROOT)
+    except ValueError:
+        pass
+    return " ".join(
+        ["python", shlex.quote(script.as_posix()), *map(shlex.quote, argv[1:])]
+    )
+
+
+def block_pattern(name):
+    return re.compile(
+        rf"^<!-- generated: {re.escape(name)};.*?^<!-- end generated: "
+        rf"{re.escape(name)} -->$",
+        re.MULTILINE | re.DOTALL,
+    )
+
+
+def replace_block(page_text, data):
+    """``page_text`` with the block of ``data`` replaced (or appended)."""
+    rendered = render(data)
+    pattern = block_pattern(data["name"])
+    found = pattern.findall(page_text)
+    if len(found) > 1:
+        raise ValueError(f"the page holds block {data['name']!r} twice")
+    if found:
+        return pattern.sub(lambda _: rendered, page_text)
+    return page_text.rstrip("\n") + "\n\n" + rendered + "\n"
+
+
+def write_block(name, page, command, parts, *, note=None, meta=None, data_dir=DATA):
+    """Write ``data_dir/NAME.json`` and the block ``name`` into ``page``.
+
+    ``page`` is relative to the repository root (``"docs/x.md"``) or absolute;
+    ``command`` reproduces the block; ``parts`` as in the module docstring;
+    ``meta`` overrides the provenance (for numbers imported from a past run).
+    """
+    if not _NAME.match(name):
+        raise ValueError(f"block name {name!r}: use lower case, digits and '_'")
+    page = Path(page)
+    if not page.is_absolute():
+        page = REPO_ROOT / page
+    data = {
+        "name": name,
+        "page": page.relative_to(REPO_ROOT).as_posix(),
+        "command": command,
+        **provenance(),
+        **(meta or {}),
+        "parts": parts,
+    }
+    if note:
+        data["note"] = note
+    rendered_page = replace_block(page.read_text(encoding="utf-8"), data)
+    Path(data_dir).mkdir(parents=True, exist_ok=True)
+    path = Path(data_dir) / f"{name}.json"
+    path.write_text(
+        json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    page.write_text(rendered_page, encoding="utf-8")
+    return path
+
+
+def stale_blocks(repo_root=REPO_ROOT):
+    """Problems with the generated blocks under ``repo_root/docs`` (empty: none).
+
+    Every JSON of ``docs/_data`` must render to a block its page holds
+    exactly once, and every block of every page must have its JSON.
+    """
+    repo_root = Path(repo_root)
+    problems, expected = [], set()
+    for path in sorted((repo_root / "docs" / "_data").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        page = repo_root / data["page"]
+        expected.add((data["page"], data["name"]))
+        if path.stem != data["name"]:
+            problems.append(f"{path.name}: its name is {data['name']!r}")
+        if not page.exists():
+            problems.append(f"{path.name}: page {data['page']} does not exist")
+            continue
+        text = page.read_text(encoding="utf-8")
+        count = text.count(render(data))
+        if count != 1:
+            problems.append(
+                f"{data['page']}: block {data['name']!r} is not the rendering "
+                f"of {path.relative_to(repo_root)} ({count} exact copies); "
+                f"re-run {data['command']!r} or undo the hand edit"
+            )
+    for page in sorted((repo_root / "docs").rglob("*.md")):
+        relative = page.relative_to(repo_root).as_posix()
+        for name in _OPEN.findall(page.read_text(encoding="utf-8")):
+            if (relative, name) not in expected:
+                problems.append(f"{relative}: block {name!r} has no docs/_data JSON")
+    return problems
