@@ -209,3 +209,91 @@ def test_one_list_of_the_estimators_with_partial_fit():
     # from the classes: see test_every_public_method_of_every_estimator_is_in_
     # the_api_reference.
 
+
+# Generated blocks (benchmarks/_docblocks.py): every table a benchmark writes
+# into a page is the rendering of its docs/_data JSON, exactly.
+
+
+@pytest.fixture(scope="module")
+def docblocks():
+    path = DOCS.parent / "benchmarks" / "_docblocks.py"
+    spec = importlib.util.spec_from_file_location("_docblocks", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generated_blocks_are_current(docblocks):
+    assert sorted((DOCS / "_data").glob("*.json")), "no generated block"
+    assert docblocks.stale_blocks(DOCS.parent) == []
+
+
+def _copy_generated(tmp_path, name):
+    """A repository in ``tmp_path`` holding one generated block and its page."""
+    import json
+    import shutil
+
+    data = json.loads((DOCS / "_data" / f"{name}.json").read_text())
+    (tmp_path / "docs" / "_data").mkdir(parents=True)
+    shutil.copy(DOCS / "_data" / f"{name}.json", tmp_path / "docs" / "_data")
+    page = tmp_path / data["page"]
+    page.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(DOCS.parent / data["page"], page)
+    return data, page
+
+
+def test_a_hand_edit_or_a_stale_json_is_caught(docblocks, tmp_path):
+    import json
+
+    data, page = _copy_generated(tmp_path, "paper004_simplex")
+    assert docblocks.stale_blocks(tmp_path) == []
+    text = page.read_text()
+    table = next(p for p in data["parts"] if "rows" in p)
+    cell = table["rows"][0][1]
+    # a number edited by hand inside the block
+    edited = text.replace(f"| {cell} |", f"| {cell}1 |", 1)
+    assert edited != text
+    page.write_text(edited)
+    assert len(docblocks.stale_blocks(tmp_path)) == 1
+    # the JSON changed without re-rendering the page
+    page.write_text(text)
+    table["rows"][0][1] = cell + "1"
+    (tmp_path / "docs" / "_data" / "paper004_simplex.json").write_text(json.dumps(data))
+    assert len(docblocks.stale_blocks(tmp_path)) == 1
+    # re-rendering makes it current again, the prose around it untouched
+    page.write_text(docblocks.replace_block(text, data))
+    assert docblocks.stale_blocks(tmp_path) == []
+    outside = docblocks.block_pattern(data["name"]).split(page.read_text())
+    assert outside == docblocks.block_pattern(data["name"]).split(text)
+
+
+def test_a_block_without_its_json_is_caught(docblocks, tmp_path):
+    _, page = _copy_generated(tmp_path, "paper004_simplex")
+    (tmp_path / "docs" / "_data" / "paper004_simplex.json").unlink()
+    assert len(docblocks.stale_blocks(tmp_path)) == 1
+
+
+def test_markdown_tables_round_trip_through_parts(docblocks):
+    markdown = (
+        "Intro with `a\\|b`.\n\n| x | y |\n|---|---:|\n| 1 |  |\n| `P(z\\|d)` | 2 |"
+        "\n\nAfter."
+    )
+    parts = docblocks.parts_from_markdown(markdown)
+    assert [sorted(p) for p in parts] == [
+        ["text"],
+        ["align", "columns", "rows"],
+        ["text"],
+    ]
+    assert parts[1]["rows"] == [["1", ""], ["`P(z\\|d)`", "2"]]
+    data = {
+        "name": "t",
+        "command": "c",
+        "machine": "m",
+        "date": "d",
+        "commit": "h",
+        "parts": parts,
+    }
+    body = docblocks.render(data).split("\n", 1)[1].rsplit("\n", 1)[0]
+    assert body == markdown
+    with pytest.raises(ValueError, match="cells"):
+        docblocks.render({**data, "parts": [{"columns": ["a"], "rows": [[1, 2]]}]})
