@@ -190,7 +190,8 @@ def replace_block(page_text, data):
 def write_block(name, page, command, parts, *, note=None, meta=None, data_dir=DATA):
     """Write ``data_dir/NAME.json`` and the block ``name`` into ``page``.
 
-    ``page`` is relative to the repository root (``"docs/x.md"``) or absolute;
+    ``page`` is relative to the repository root (``"docs/x.md"``) or absolute
+    (inside the repository; created holding only the block if missing);
     ``command`` reproduces the block; ``parts`` as in the module docstring;
     ``meta`` overrides the provenance (for numbers imported from a past run).
     """
@@ -209,7 +210,8 @@ def write_block(name, page, command, parts, *, note=None, meta=None, data_dir=DA
     }
     if note:
         data["note"] = note
-    rendered_page = replace_block(page.read_text(encoding="utf-8"), data)
+    text = page.read_text(encoding="utf-8") if page.exists() else ""
+    rendered_page = replace_block(text, data).lstrip("\n")
     Path(data_dir).mkdir(parents=True, exist_ok=True)
     path = Path(data_dir) / f"{name}.json"
     path.write_text(

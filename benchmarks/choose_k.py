@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _docblocks import command_line, parts_from_markdown, write_block
 from real_text import CORPORA
 from sklearn.exceptions import ConvergenceWarning
 
@@ -113,8 +114,7 @@ def run(corpora, methods, Estimator, n_subsamples, max_iter, seed, n_jobs):
 def markdown(results, corpora, methods, Estimator, n_subsamples, seed):
     name = Estimator.__name__
     lines = [
-        f"<!-- Written by benchmarks/choose_k.py (estimator {name}, "
-        f"{n_subsamples} subsamples, seed {seed}). -->",
+        f"Estimator {name}, {n_subsamples} subsamples, seed {seed}.",
         "",
         f"Chosen k with {name}; **bold** = within +/-30 % of the number of classes.",
         "",
@@ -276,7 +276,10 @@ def main(argv=None):
     print("\n" + text)
     print(f"wall time: {(time.perf_counter() - start) / 60:.1f} min")
     if args.out:
-        args.out.write_text(text)
+        # the block "choosing_k_methods" and docs/_data/choosing_k_methods.json
+        write_block(
+            "choosing_k_methods", args.out, command_line(), parts_from_markdown(text)
+        )
     if args.figure:
         figure(results, corpora, args.methods, args.figure)
 

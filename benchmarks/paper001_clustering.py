@@ -30,8 +30,9 @@ Usage::
     python benchmarks/paper001_clustering.py [--data-dir DIR] [--quick]
         [--seeds N] [--corpora NAME ...] [--n-jobs J] [--no-write]
 
-Writes the tables into ``docs/paper001_clustering.md`` (between the
-GENERATED markers, keeping the hand-written discussion around them) and the
+Writes the tables into ``docs/paper001_clustering.md`` (the generated block
+``paper001_clustering``, from ``docs/_data/paper001_clustering.json``, keeping
+the hand-written discussion around it; see benchmarks/README.md) and the
 figure ``docs/figures/paper001_hybrid.png`` (if matplotlib is installed).
 """
 
@@ -43,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _docblocks import command_line, parts_from_markdown, write_block
 from joblib import Parallel, delayed
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
@@ -61,7 +63,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
 DOC_PATH = REPO_ROOT / "docs" / "paper001_clustering.md"
 FIGURE_PATH = REPO_ROOT / "docs" / "figures" / "paper001_hybrid.png"
-BEGIN, END = "<!-- BEGIN GENERATED -->", "<!-- END GENERATED -->"
 N_TERMS = 1000
 
 # name -> (files relative to the data dir, loader, paper 001's column or None)
@@ -376,18 +377,12 @@ def tables(results, notes, args, elapsed):
 
 
 def write_report(generated):
-    DOC_PATH.parent.mkdir(parents=True, exist_ok=True)
-    block = f"{BEGIN}\n{generated}\n{END}"
-    if DOC_PATH.exists():
-        text = DOC_PATH.read_text(encoding="utf-8")
-        if BEGIN in text and END in text:
-            head, rest = text.split(BEGIN, 1)
-            tail = rest.split(END, 1)[1]
-            DOC_PATH.write_text(head + block + tail, encoding="utf-8")
-            return
-    DOC_PATH.write_text(
-        "# Paper 001: K-means, NMF, PLSI and the hybrid\n\n" + block + "\n",
-        encoding="utf-8",
+    """Write the block ``paper001_clustering`` and its results file."""
+    return write_block(
+        "paper001_clustering",
+        DOC_PATH,
+        command_line(),
+        parts_from_markdown(generated),
     )
 
 
@@ -480,8 +475,8 @@ def main(argv=None):
     print()
     print(generated)
     if not args.no_write:
-        write_report(generated)
-        print(f"\nwrote {DOC_PATH}")
+        data = write_report(generated)
+        print(f"\nwrote {DOC_PATH} and {data}")
         plot(results, FIGURE_PATH)
     return 0
 
