@@ -21,9 +21,9 @@ The fit stops once it has converged: when, at the rate of its last
 tenth of iterations, as many iterations again as it has run would
 change the objective by less than ``tol`` times its value (see
 ``sklearn_topicfac.engine.loop.stopped``); ``tol=0`` runs ``max_iter``
-iterations.  On the labeled corpora of ``benchmarks/real_text.py`` a
-default fit that stops this way ends within 0.1 % of the objective
-that 10 times more iterations reach (``docs/real_text.md``).""",
+iterations.  How close a default fit that stops this way ends to the
+objective that 10 times more iterations reach is measured in
+``docs/real_text.md``.""",
     "restarts": """\
 n_init : int >= 1, default=1
     Number of starts of ``fit``; the fit with the lowest final objective
@@ -42,9 +42,9 @@ split_merge : int >= 0, default=3
     ``tol``), and the fit kept then runs on to convergence at ``tol``.
     This repairs EM's typical local optimum on real text -- two classes
     merged into one topic, another class split in two -- which more
-    iterations do not leave (on CSTR it raised PLSI's clustering accuracy
-    from 0.71 to 0.91).  ``0`` disables the moves (and gives the
-    iterates of the algorithm as published).  The moves made are in
+    iterations do not leave (measured in ``docs/real_text.md``).  ``0``
+    disables the moves (and gives the iterates of the algorithm as
+    published).  The moves made are in
     ``split_merge_moves_``.""",
     "moves_made": """\
 split_merge_moves_ : list of dict

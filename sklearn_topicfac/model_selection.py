@@ -579,12 +579,11 @@ def select_n_components(
         to choose k for clustering documents or reading topics -- and read
         the curve, not only its argmax: the maximum is the *coarsest*
         grouping that reproduces, often fewer topics than labeled classes
-        (two to four on the 10- and 20-class corpora measured in the user
-        guide, "Choosing the number of topics: stability or held-out
-        likelihood"); finer groupings show as secondary peaks.  With the
-        default NNDSVDa start of this package's estimators, a k below the
-        truth can merge the same groups on every subsample; random starts
-        (``init="random"``) expose that, at the price of noisier curves.
+        (measured in ``docs/guide/choosing_k_methods.md``); finer groupings
+        show as secondary peaks.  With the default NNDSVDa start of this
+        package's estimators, a k below the truth can merge the same groups
+        on every subsample; random starts (``init="random"``) expose that,
+        at the price of noisier curves.
     ``method="held_out"``
         The mean over the folds of ``cv`` of ``estimator.score(X_test)``
         after fitting on ``X_train``: for the estimators of this package,
@@ -601,9 +600,8 @@ def select_n_components(
         proportions); the score is minus the criterion over twice the
         number of words, so that higher is better.  The cheapest criterion
         (one fit per k).  BIC's penalty grows with the corpus and chooses
-        few topics; AIC's does not, and chooses more (on the measured
-        corpora: the number of classes on the two 20-class corpora, too
-        many on those with 3 and 4).  Needs a topic model of this package
+        few topics; AIC's does not, and chooses more (measured in
+        ``docs/guide/choosing_k_methods.md``).  Needs a topic model of this package
         (``topic_proportions``).
 
     Parameters

@@ -597,12 +597,14 @@ class TopicFactorization(TopicEstimator):
 
         **Words unseen in training.**  A term absent from the training data
         has probability 0 under the maximum-likelihood estimators (PLSI, the
-        NMF family); unsmoothed, each of its held-out tokens would cost the
-        float floor, about 708 nats, and a handful of rare words would decide
-        a fold.  With the smoothing it costs :math:`\\log(V/\\epsilon)`
-        (about 17 nats for 26,000 terms), and a word the topics do emit loses
-        at most 0.001 nats; the same for every estimator (LDA's topics,
-        posterior means, already give every term some probability).
+        NMF family); unsmoothed, each of its held-out tokens would cost
+        :math:`-\\log` of the smallest positive float, and a handful of rare
+        words would decide a fold.  With the smoothing it costs
+        :math:`\\log(V/\\epsilon)`, and a word the topics do emit loses at
+        most :math:`-\\log(1 - \\epsilon)` (the figures for real
+        vocabularies are in ``docs/guide/choosing_k.md``); the same for every
+        estimator (LDA's topics, posterior means, already give every term
+        some probability).
         ``perplexity(X)`` is ``exp(-score(X))``.
 
         Parameters

@@ -172,9 +172,8 @@ class SimplexPLSA(TopicEstimator):
     not a topic model of text: the affine map works on principal axes of the
     centred counts, which on sparse word counts carry document length and
     frequent words, and the weights then barely follow the classes
-    (normalized mutual information of the dominant vertex with the classes
-    0.00 to 0.03 on CSTR and Classic3, where :class:`PLSI` reaches 0.80 and
-    0.94; see ``docs/paper004_simplex.md``).  Fitting data that look like counts (all
+    (measured against :class:`PLSI` on two labeled corpora in
+    ``docs/paper004_simplex.md``).  Fitting data that look like counts (all
     entries non-negative integers) therefore warns; use :class:`PLSI` or
     :class:`LDAVI` for them.
 
