@@ -26,8 +26,10 @@ of the models fitted on the whole corpus.
 """
 
 import argparse
+import importlib.util
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -180,13 +182,33 @@ def report(rows, curves, grid, path, seed):
             best = int(np.argmax(scores)) == i
             cells.append(f"**{scores[i]:.4f}**" if best else f"{scores[i]:.4f}")
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
-    text = "\n".join(lines) + "\n"
-    with open(path, "w") as fh:
-        fh.write(
-            f"<!-- Written by examples/choosing_k.py (corpus seed {seed}). -->\n\n"
-            + text
+    text = f"Corpus seed {seed}.\n\n" + "\n".join(lines) + "\n"
+    docblocks = _docblocks()
+    if docblocks is not None and Path(path).resolve().is_relative_to(
+        docblocks.REPO_ROOT / "docs"
+    ):
+        # A page of the repository's docs: the generated block named after
+        # the file, and its results file docs/_data/NAME.json.
+        docblocks.write_block(
+            Path(path).stem,
+            Path(path).resolve(),
+            docblocks.command_line(),
+            docblocks.parts_from_markdown(text),
         )
+    else:
+        Path(path).write_text(text)
     print(f"\nreport written to {path}")
+
+
+def _docblocks():
+    """``benchmarks/_docblocks.py`` of a source checkout, else None."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "_docblocks.py"
+    if not path.exists():
+        return None
+    spec = importlib.util.spec_from_file_location("_docblocks", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def figure(curves, grid, path):
