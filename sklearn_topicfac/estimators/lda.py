@@ -15,7 +15,7 @@ from .._validation import reconstruct
 from ..engine.online import online_vb
 from ..engine.starts import gamma_draw
 from ..kernels import normalize_rows
-from ..models import GammaPoissonModel, LDAModel
+from ..models import CVB0Model, GammaPoissonModel, LDAModel
 from ._base import TopicFactorization
 
 # GammaPoissonVI's partial_fit: LDAVI's default online schedule
@@ -81,6 +81,10 @@ class _Variational(TopicFactorization):
     def _schedule(self):
         return _DEFAULT_SCHEDULE
 
+    def _vb_model(self):
+        """The mean-field model, which online learning runs."""
+        return self._build_model()
+
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
@@ -114,7 +118,7 @@ class _Variational(TopicFactorization):
         X = X.astype(self.components_.dtype, copy=False)
         offset, decay, batch_size, total_samples = self._schedule()
         self.components_, self.n_batch_iter_ = online_vb(
-            self._build_model(),
+            self._vb_model(),
             X,
             self.components_,
             self.random_state_,
@@ -364,6 +368,21 @@ default=None
     verbose : int, default=0
         Print the negative bound and elapsed time every 10 epochs (every
         epoch if ``verbose > 1``).
+    inference : {"vb", "cvb0"}, default="vb"
+        ``"vb"``: the mean-field variational Bayes above (scikit-learn's).
+        ``"cvb0"``: zero-order collapsed variational inference (Asuncion et
+        al., 2009): every epoch is one sweep over the stored entries,
+        :math:`g_{dwk} \\propto (N_{dk}^{\\neg dw} + \\alpha_k)
+        (N_{kw}^{\\neg dw} + \\eta) / (N_k^{\\neg dw} + V\\eta)` with each
+        token's own counts left out, and ``components_`` are
+        :math:`N_{kw} + \\eta` (no :math:`\\exp\\psi` shrinkage of rare
+        terms); no bound is ascended, the objective is minus the training
+        log-likelihood under the point estimates, no split-merge moves are
+        made, ``transform`` folds in by CVB0 sweeps with the topics fixed
+        (``max_doc_update_iter``, ``mean_change_tol`` on
+        :math:`N_{dk}`), :meth:`bound` is that log-likelihood, batch only;
+        :meth:`partial_fit` runs online VB on ``components_``.
+        Measurements in ``docs/lda.md``.
 
     Attributes
     ----------
@@ -415,6 +434,8 @@ default=None
     References
     ----------
     D. Blei, A. Ng, M. Jordan (2003). Latent Dirichlet allocation. JMLR 3.
+    A. Asuncion, M. Welling, P. Smyth, Y. W. Teh (2009). On smoothing and
+    inference for topic models. UAI.
     M. Hoffman, D. Blei, F. Bach (2010). Online learning for latent Dirichlet
     allocation. NIPS.
 
@@ -446,6 +467,7 @@ default=None
         "learning_offset": [Interval(Real, 1.0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "total_samples": [Interval(Real, 0, None, closed="neither")],
+        "inference": [StrOptions({"vb", "cvb0"})],
     }
 
     def __init__(
@@ -468,10 +490,12 @@ default=None
         tol=1e-4,
         random_state=None,
         verbose=0,
+        inference="vb",
     ):
         self.n_components = n_components
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
+        self.inference = inference
         self.learning_method = learning_method
         self.learning_decay = learning_decay
         self.learning_offset = learning_offset
@@ -493,6 +517,28 @@ default=None
         self.topic_word_prior_ = 1.0 / self.n_components if eta == "auto" else eta
 
     def _build_model(self):
+        if self.inference == "cvb0":
+            if self.topic_word_prior_ is None:
+                raise ValueError(
+                    "inference='cvb0' needs a topic-word prior (it smooths the "
+                    "collapsed counts); set topic_word_prior='auto' or a "
+                    "positive value, or use inference='vb' for point-estimate "
+                    "topics."
+                )
+            if self.learning_method != "batch":
+                raise ValueError(
+                    "inference='cvb0' runs batch sweeps; set learning_method="
+                    "'batch', or use inference='vb' for online learning."
+                )
+            return CVB0Model(
+                self.doc_topic_prior_,
+                self.topic_word_prior_,
+                self.max_doc_update_iter,
+                self.mean_change_tol,
+            )
+        return self._vb_model()
+
+    def _vb_model(self):
         return LDAModel(
             self.doc_topic_prior_,
             self.topic_word_prior_,
