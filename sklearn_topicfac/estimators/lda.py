@@ -516,8 +516,34 @@ default=None
         eta = self.topic_word_prior
         self.topic_word_prior_ = 1.0 / self.n_components if eta == "auto" else eta
 
+    def _fit_engine(self, runner, W, H):
+        if self.inference == "vb":
+            return super()._fit_engine(runner, W, H)
+        # CVB0 from the mean-field fit's topics: the VB fit places the
+        # documents (its E-steps run each to convergence), CVB0 then
+        # removes the exp(psi) shrinkage of the counts (docs/lda.md).
+        self._resolve_priors()
+        self._build_model()  # refuses what CVB0 does not run, before the VB fit
+        self._vb_stage = True
+        try:
+            start = super()._fit_engine(runner, W, H)
+        finally:
+            del self._vb_stage
+        result = engine.fit(
+            self._build_model(),
+            runner,
+            self._settings(n_init=1, moves=0),
+            init="custom",
+            k=self.n_components,
+            random_state=self.random_state,
+            rng=self.random_state_,
+            H=start.H,
+        )
+        self.n_batch_iter_ += result.n_steps
+        return result
+
     def _build_model(self):
-        if self.inference == "cvb0":
+        if self.inference == "cvb0" and not getattr(self, "_vb_stage", False):
             if self.topic_word_prior_ is None:
                 raise ValueError(
                     "inference='cvb0' needs a topic-word prior (it smooths the "

@@ -42,6 +42,11 @@ from ._engine import twins
 # Stored entries per chunk of a sweep (times k values per temporary).
 _CHUNK_ENTRIES = 1 << 14
 
+# A fit calls the sweep once per epoch, for hundreds of epochs of little
+# work each: the numba twin's one-time compile pays back at this fraction of
+# the work from which other kernels take it (`_engine.AUTO_MIN_WORK`).
+_TWIN_WORK_FACTOR = 16
+
 
 def _entry_shares(D, T, totals, own, alpha, eta, v_eta, exclude_words, n_inner):
     """The entries' ``g`` (entries, k) from their counts, without their own."""
@@ -115,7 +120,7 @@ def cvb0_sweep(
         :math:`\\sum_{dw} X_{dw} \\log \\sum_k \\theta_{dk} \\beta_{kw}` of the
         incoming state.
     """
-    if (fast := twins(X, doc_counts.shape[1])) is not None:
+    if (fast := twins(X, doc_counts.shape[1] * _TWIN_WORK_FACTOR)) is not None:
         return fast.cvb0_sweep(
             X,
             doc_counts,
@@ -144,7 +149,9 @@ def cvb0_sweep(
         x = X.data[a:b].astype(dtype, copy=False)
         own = np.minimum(x, 1)[:, None]
         g, y = _entry_shares(
-            doc_counts[r], Tt[c], totals, own, alpha, eta, v_eta, exclude_words,
+            np.take(doc_counts, r, axis=0, mode="clip"),
+            np.take(Tt, c, axis=0, mode="clip"),
+            totals, own, alpha, eta, v_eta, exclude_words,
             n_inner,
         )  # fmt: skip
         log_likelihood += float(
