@@ -90,7 +90,9 @@ def test_converged_sweeps_are_a_fixed_point_of_batch_cvb0():
 
 def test_cvb0_fit_keeps_its_counts_and_documents_lengths():
     X = lda_counts(k=4)
-    est = LDAVI(4, inference="cvb0", max_iter=20, tol=0, split_merge=1, random_state=0).fit(X)
+    est = LDAVI(
+        4, inference="cvb0", max_iter=20, tol=0, split_merge=1, random_state=0
+    ).fit(X)
     eta = est.topic_word_prior_
     # components_ = N_kw + eta: the expected counts sum to the tokens.
     assert_allclose(est.components_.sum() - eta * est.components_.size, X.sum())
