@@ -82,6 +82,13 @@ CORPORA = {
 # balanced and unbalanced classes, .mat matrices, raw text and CLUTO.
 TUNING = ("classic3", "cstr", "webkb4", "reuters10", "re0")
 VALIDATION = ("webace", "20news", "tr11", "tr41")
+# The rule for LDAVI's inference default (issue 26), written before the
+# validation run: a candidate that, on the tuning corpora, has a
+# same-protocol perplexity no higher than the current default's on each
+# corpus and a mean accuracy at least the current default's becomes the
+# default if, on the validation corpora, its perplexity is at most 1.01
+# times the current default's on each corpus and its mean accuracy is at
+# least the current default's.
 
 
 def _load_cluto(name):
