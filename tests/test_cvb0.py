@@ -159,3 +159,14 @@ def test_cvb0_bad_combinations_are_clear_errors():
         LDAVI(3, inference="cvb0", topic_word_prior=None).fit(X)
     with pytest.raises(ValueError, match="learning_method='batch'"):
         LDAVI(3, inference="cvb0", learning_method="online").fit(X)
+
+
+def test_blocks_fit_equals_in_memory_fit():
+    from sklearn_topicfac.out_of_core import Blocks
+
+    X = lda_counts(n=120, m=40, k=3)
+    kw = dict(inference="cvb0", max_iter=10, tol=0, split_merge=1, random_state=0)
+    memory = LDAVI(3, **kw).fit(X)
+    blocks = LDAVI(3, **kw).fit(Blocks(X, block_size=50))
+    assert_allclose(blocks.components_, memory.components_, rtol=1e-8)
+    assert_allclose(blocks.embedding_, memory.embedding_, rtol=1e-8, atol=1e-12)

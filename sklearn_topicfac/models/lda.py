@@ -429,6 +429,3 @@ class CVB0Model(LDAModel):
             D[active] = new
             active = active[change >= self.fold_in_tol]
         return D + alpha
-
-    def online_step(self, H, counts, doc_ratio, rho):  # pragma: no cover
-        raise NotImplementedError("CVB0 has no online step here; use VB's.")
