@@ -119,6 +119,17 @@ def cvb0_sweep(
     log_likelihood : float
         :math:`\\sum_{dw} X_{dw} \\log \\sum_k \\theta_{dk} \\beta_{kw}` of the
         incoming state.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> X = sp.csr_matrix(np.array([[3.0, 0.0, 1.0], [0.0, 2.0, 2.0]]))
+    >>> D = np.array([[3.0, 1.0], [1.0, 3.0]])       # N_dk: rows sum to lengths
+    >>> T = np.array([[3.0, 1.0, 0.0], [0.0, 1.0, 3.0]])  # N_kw: the same tokens
+    >>> D, T, log_lik = cvb0_sweep(X, D, T, alpha=0.5, eta=0.1)
+    >>> D.sum(axis=1), T.sum()                       # every token is shared out
+    (array([4., 4.]), np.float64(8.0))
     """
     if (fast := twins(X, doc_counts.shape[1] * _TWIN_WORK_FACTOR)) is not None:
         return fast.cvb0_sweep(
