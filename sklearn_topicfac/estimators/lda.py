@@ -13,7 +13,7 @@ from .. import engine
 from .._docstrings import fill_doc
 from .._validation import reconstruct
 from ..engine.online import online_vb
-from ..engine.starts import gamma_draw
+from ..engine.starts import gamma_draw, resolve_init
 from ..kernels import normalize_rows
 from ..models import CVB0Model, GammaPoissonModel, LDAModel
 from ._base import TopicFactorization
@@ -519,28 +519,37 @@ default=None
     def _fit_engine(self, runner, W, H):
         if self.inference == "vb":
             return super()._fit_engine(runner, W, H)
-        # CVB0 from the mean-field fit's topics: the VB fit places the
-        # documents (its E-steps run each to convergence), CVB0 then
-        # removes the exp(psi) shrinkage of the counts (docs/lda.md).
+        # CVB0 has local optima that depend on the start more than VB's:
+        # it runs from its own start and from the mean-field fit's topics,
+        # and the run with the lower CVB0 objective is kept (docs/lda.md).
         self._resolve_priors()
         self._build_model()  # refuses what CVB0 does not run, before the VB fit
         self._vb_stage = True
         try:
-            start = super()._fit_engine(runner, W, H)
+            vb = super()._fit_engine(runner, W, H)
         finally:
             del self._vb_stage
-        result = engine.fit(
-            self._build_model(),
-            runner,
-            self._settings(n_init=1, moves=0),
-            init="custom",
-            k=self.n_components,
-            random_state=self.random_state,
-            rng=self.random_state_,
-            H=start.H,
-        )
-        self.n_batch_iter_ += result.n_steps
-        return result
+        n, m = runner.shape
+        k = self.n_components
+        runs = [
+            engine.fit(
+                self._build_model(),
+                runner,
+                self._settings(n_init=1, moves=0),
+                init=init,
+                k=k,
+                random_state=self.random_state,
+                rng=self.random_state_,
+                W=W_start,
+                H=H_start,
+            )
+            for init, W_start, H_start in (
+                (resolve_init(self.init, self._default_init, n, m, k), W, H),
+                ("custom", None, vb.H),
+            )
+        ]
+        self.n_batch_iter_ += sum(run.n_steps for run in runs)
+        return min(runs, key=lambda run: run.history[-1])
 
     def _build_model(self):
         if self.inference == "cvb0" and not getattr(self, "_vb_stage", False):
