@@ -376,12 +376,16 @@ default=None
         (N_{kw}^{\\neg dw} + \\eta) / (N_k^{\\neg dw} + V\\eta)` with each
         token's own counts left out, and ``components_`` are
         :math:`N_{kw} + \\eta` (no :math:`\\exp\\psi` shrinkage of rare
-        terms); no bound is ascended, the objective is minus the training
-        log-likelihood under the point estimates, no split-merge moves are
-        made, ``transform`` folds in by CVB0 sweeps with the topics fixed
-        (``max_doc_update_iter``, ``mean_change_tol`` on
-        :math:`N_{dk}`), :meth:`bound` is that log-likelihood, batch only;
-        :meth:`partial_fit` runs online VB on ``components_``.
+        terms).  CVB0's local optima depend on its start, so the mean-field
+        fit runs first (with ``init``, ``n_init`` and ``split_merge``) and
+        CVB0 runs twice, from ``init``'s start and from the mean-field
+        topics; the run with the lower objective is kept.  No bound is
+        ascended: the objective is minus the training log-likelihood under
+        the point estimates; no split-merge moves are made in the CVB0
+        runs; ``transform`` folds in by CVB0 sweeps with the topics fixed
+        (``max_doc_update_iter``, ``mean_change_tol`` on :math:`N_{dk}`);
+        :meth:`bound` is that log-likelihood; batch only; :meth:`partial_fit`
+        runs online VB on ``components_``.
         Measurements in ``docs/lda.md``.
 
     Attributes
