@@ -6,10 +6,14 @@ Pages are Markdown (MyST); the API pages pull the numpydoc docstrings.
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import sklearn_topicfac
 from sklearn_topicfac._cli import _build_parser
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _api import write_api_sources  # noqa: E402 (docs/_api.py, beside this file)
 
 project = "sklearn-topicfac"
 author = "the sklearn-topicfac developers"
@@ -19,11 +23,15 @@ version = release
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
 ]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
+# The API pages include generated autosummary tables (docs/_api.py); no stub
+# pages are generated.
+autosummary_generate = False
 exclude_patterns = ["_build", "_generated"]
 
 # Markdown: $...$ and $$...$$ math, ::: fences, heading anchors for links.
@@ -50,14 +58,31 @@ def _escape_trailing_underscores(app, what, name, obj, options, lines):
             lines[i] = _TRAILING_UNDERSCORE.sub(r"\1\\_", line)
 
 
+# The methods inherited from scikit-learn (get_params, set_output, ...) carry
+# scikit-learn's docstrings, whose :ref: and :term: roles point into
+# scikit-learn's own documentation: keep their text, drop the link.
+_SKLEARN_ROLE = re.compile(r":(?:ref|term):`([^`<]*?)\s*(?:<[^`>]*>)?`")
+
+
+def _unlink_sklearn_roles(app, what, name, obj, options, lines):
+    module = getattr(obj, "__module__", "") or ""
+    if module == "sklearn" or module.startswith("sklearn."):
+        for i, line in enumerate(lines):
+            lines[i] = _SKLEARN_ROLE.sub(r"\1", line)
+
+
 def setup(app):
     # After napoleon (priority 500) has turned the sections into reST.
     app.connect("autodoc-process-docstring", _escape_trailing_underscores, 600)
+    app.connect("autodoc-process-docstring", _unlink_sklearn_roles, 600)
 
 
 # The command-line help, as the installed command prints it (guide/cli.md).
 _generated = Path(__file__).parent / "_generated"
 _generated.mkdir(exist_ok=True)
+# The API reference: one block per estimator of __all__, with every public
+# method (docs/_api.py); the pages under api/ include them.
+write_api_sources()
 os.environ["COLUMNS"] = "88"
 (_generated / "cli_help.txt").write_text(_build_parser().format_help())
 

@@ -8,22 +8,25 @@ The package reads in floors, each importing only the floors below it:
   online updates, moves;
 - `estimators`: the scikit-learn faces;
 - helpers: `metrics`, `inspection`, `datasets`, `out_of_core`,
-  `distributed` and the command line;
+  `distributed`, `persistence` (`save` / `load`: model files that cannot
+  run code) and the command line;
 - `config_context` / `set_config`: which engine runs the kernels (NumPy, or
   the optional compiled numba twins).
 """
 
 from . import estimators
 from ._config import config_context, get_config, set_config
+from ._version import __version__
 from .engine import IterationInfo, fit_callback
 from .estimators import *  # noqa: F403 (the eight estimators, listed once there)
-
-__version__ = "0.1.0.dev0"
+from .persistence import load, save
 
 __all__ = [
     *estimators.__all__,
     "IterationInfo",
     "fit_callback",
+    "load",
+    "save",
     "config_context",
     "get_config",
     "set_config",

@@ -7,14 +7,15 @@ sklearn_topicfac``.  With no input it fits the bundled Classic3 corpus.
 import argparse
 import csv
 import io
+import os
 import sys
+import tempfile
 import time
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import joblib
 import numpy as np
 import scipy.sparse as sp
 from sklearn.compose import ColumnTransformer
@@ -29,6 +30,7 @@ from .datasets import load_classic3, load_mat_corpus, load_reuters21578
 from .inspection import document_topics, top_terms, write_report
 from .metrics import clustering_accuracy, npmi_coherence, topic_diversity
 from .model_selection import select_n_components
+from .persistence import load, save
 
 
 def _estimator_names():
@@ -90,9 +92,15 @@ for the same documents.  INPUT is read as by 'topicfac' (see topicfac --help).
 """
 
 _APPLY_EPILOG = """\
+MODEL is a skops file: loading it builds only the package's estimators,
+scikit-learn's and NumPy's types, and refuses a file naming anything else, so
+a model file from someone else cannot run code.  A pickle (joblib) file, as
+--save-model wrote before, loads only with --trust-pickle.
+
 examples:
-  topicfac news/ --save-model news.joblib
-  topicfac apply news.joblib more_news/ --doc-topics more_news.csv
+  topicfac news/ --save-model news.skops
+  topicfac apply news.skops more_news/ --doc-topics more_news.csv
+  topicfac apply old_model.joblib more_news/ --doc-topics more.csv --trust-pickle
 """
 
 _EPILOG = """\
@@ -101,10 +109,15 @@ examples:
   topicfac --estimator PLSI -k 5 --top-terms 8
   topicfac my_texts/ -k 20 --estimator LDAVI --doc-topics topics.csv
   topicfac reviews.csv --text-column body --label-column stars -k 5
-  topicfac webkb-train-stemmed.txt --save-model webkb.joblib --report webkb.html
-  topicfac apply webkb.joblib webkb-test-stemmed.txt --doc-topics test.csv
+  topicfac webkb-train-stemmed.txt --save-model webkb.skops --report webkb.html
+  topicfac apply webkb.skops webkb-test-stemmed.txt --doc-topics test.csv
   topicfac latin1_texts/ --encoding latin-1 --stop-words none --max-df 1.0
   python -m sklearn_topicfac --max-iter 50 --random-state 1 --verbose
+
+Outputs never replace an input or each other: an output that exists is
+refused unless --force, a symbolic link is refused, every output folder is
+checked before fitting, and each file is written to a temporary file in its
+folder and then renamed, so an interrupted run leaves the old file intact.
 
 exit status: 0 on success, 1 on a bad input (unreadable path, empty corpus,
 invalid data), 2 on a bad command line.  Errors are one line on stderr.
@@ -318,8 +331,10 @@ _OPTIONS = (
         ("--save-model",),
         dict(
             metavar="FILE",
-            help="write the fitted model with joblib (a pipeline from the input's "
-            "counts to the topics; 'topicfac apply' applies it to new documents)",
+            help="write the fitted model as a skops file, which cannot run code "
+            "when loaded (a pipeline from the input's counts to the topics; "
+            "'topicfac apply' applies it to new documents, "
+            "sklearn_topicfac.load(FILE) loads it in Python)",
         ),
     ),
     (
@@ -379,6 +394,11 @@ def _add_options(parser, rows):
 
 def _add_common_tail(parser, group):
     group.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite output files that exist (never an input file)",
+    )
+    group.add_argument(
         "--debug",
         action="store_true",
         help="show the full traceback of an error instead of one line",
@@ -405,6 +425,13 @@ def _build_parser():
 def _build_apply_parser():
     parser = _new_parser("topicfac apply", _APPLY_DESCRIPTION, _APPLY_EPILOG)
     parser.add_argument("model", metavar="MODEL", help="a file of --save-model")
+    parser.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="also load MODEL if it is a pickle (joblib) file, as --save-model "
+        "wrote before it wrote skops files; reading a pickle can run any code "
+        "it holds, so only for a file from a source you trust",
+    )
     parser.add_argument(
         "input",
         nargs="?",
@@ -490,8 +517,44 @@ def _encode(labels):
     return codes.astype(np.int64), names
 
 
+def _within(path, folder):
+    """Whether the real ``path`` lies inside the real ``folder``."""
+    return os.path.commonpath([path, folder]) == folder
+
+
+def _folder_files(path):
+    """The .txt files under ``path`` and the symbolic links leading out of it.
+
+    A link (to a file or a folder) whose target lies outside ``path`` is
+    skipped and counted, so a corpus folder reads nothing from elsewhere;
+    linked folders are never descended into.
+    """
+    root = os.path.realpath(path)
+    files, outside = [], 0
+    for folder, subfolders, names in os.walk(path):
+        for name in subfolders:
+            link = os.path.join(folder, name)
+            if os.path.islink(link) and not _within(os.path.realpath(link), root):
+                outside += 1
+        for name in names:
+            file = Path(folder, name)
+            if not name.endswith(".txt"):
+                continue
+            if file.is_symlink() and not _within(os.path.realpath(file), root):
+                outside += 1
+            elif file.is_file():
+                files.append(file)
+    return sorted(files), outside
+
+
 def _read_folder(path, encoding):
-    files = sorted(p for p in path.rglob("*.txt") if p.is_file())
+    files, outside = _folder_files(path)
+    if outside:
+        print(
+            f"topicfac: warning: skipped {outside} symbolic link(s) in {path} "
+            "pointing out of the folder (a corpus folder reads only its own files)",
+            file=sys.stderr,
+        )
     if not files:
         raise _CorpusError(f"no .txt files in the folder {path}")
     relative = [p.relative_to(path) for p in files]
@@ -876,15 +939,139 @@ def _corpus_input(corpus):
     return corpus.docs if corpus.docs is not None else corpus.X
 
 
-def _write_doc_topics(path, corpus, model):
+# ------------------------------------------------------------------ outputs
+_OUTPUTS = (
+    ("--doc-topics", "doc_topics"),
+    ("--save-model", "save_model"),
+    ("--report", "report"),
+)
+# What a spreadsheet takes for the start of a formula (OWASP's CSV injection
+# list): a text cell starting so gets a leading single quote.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_text(cell):
+    """A text cell that a spreadsheet shows as text, never runs as a formula."""
+    return "'" + cell if cell.startswith(_FORMULA_START) else cell
+
+
+def _same_file(a, b):
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)  # hard links
+    except OSError:
+        return False
+
+
+def _check_outputs(args):
+    """Refuse, before any work, an output that would destroy data or fail late.
+
+    An output must not be a symbolic link (existing or dangling), an input
+    (the model of ``apply``, the corpus file or a file in the corpus
+    folder) or another output; its folder must exist; it must not exist
+    unless ``--force``.
+    """
+    outputs = [
+        (flag, Path(getattr(args, dest)))
+        for flag, dest in _OUTPUTS
+        if getattr(args, dest, None)
+    ]
+    inputs = [
+        (name, Path(value))
+        for name, value in (
+            ("MODEL", getattr(args, "model", None)),
+            ("INPUT", args.input),
+        )
+        if value is not None
+    ]
+    for i, (flag, path) in enumerate(outputs):
+        if path.is_symlink():
+            raise _CorpusError(
+                f"{flag} {path} is a symbolic link; outputs are never written "
+                "through a link (give the path of the file itself)"
+            )
+        if not path.parent.is_dir():
+            raise _CorpusError(
+                f"{flag} {path}: no such folder {path.parent} (create it first)"
+            )
+        if path.is_dir():
+            raise _CorpusError(f"{flag} {path} is a folder; give a file name")
+        for name, source in inputs:
+            if _same_file(path, source):
+                raise _CorpusError(
+                    f"{flag} {path} is the {name} file; an output never replaces "
+                    "an input (give another file name)"
+                )
+            if source.is_dir() and _within(
+                os.path.realpath(path), os.path.realpath(source)
+            ):
+                raise _CorpusError(
+                    f"{flag} {path} lies in the corpus folder {source}; write "
+                    "outputs outside it"
+                )
+        for other_flag, other in outputs[:i]:
+            if _same_file(path, other):
+                raise _CorpusError(
+                    f"{other_flag} and {flag} are the same file {path}; give each "
+                    "output its own file"
+                )
+        if path.exists() and not args.force:
+            raise _CorpusError(f"{flag} {path} exists; pass --force to overwrite it")
+
+
+def _new_file_mode():
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _write_atomically(path, write, force):
+    """Make ``path`` by ``write(temporary)``, then rename it over ``path``.
+
+    The temporary file is in the same folder (so the rename is atomic): an
+    interrupted or failed write leaves ``path`` as it was and removes the
+    temporary file.  A symbolic link at ``path`` is refused, never followed.
+    """
+    path = Path(path)
+    if path.is_symlink() or (path.exists() and not force):
+        raise _CorpusError(
+            f"{path} appeared while fitting (or is a symbolic link); not replaced"
+        )
+    mode = path.stat().st_mode & 0o777 if path.exists() else _new_file_mode()
+    fd, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+    )
+    os.close(fd)
+    try:
+        write(temporary)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def _write_csv(path, header, rows):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def _write_doc_topics(path, corpus, model, force):
     """The documents' ``P(z|d)`` from the model's public API, as CSV."""
     theta = document_topics(model, _corpus_input(corpus))
     ids = corpus.doc_ids or [str(i) for i in range(1, theta.shape[0] + 1)]
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["document", *[f"topic{z}" for z in range(theta.shape[1])]])
-        for doc_id, row in zip(ids, theta, strict=True):
-            writer.writerow([doc_id, *[f"{v:.6g}" for v in row]])
+    header = ["document", *[f"topic{z}" for z in range(theta.shape[1])]]
+    rows = (
+        [_csv_text(doc_id), *[f"{v:.6g}" for v in row]]
+        for doc_id, row in zip(ids, theta, strict=True)
+    )
+    _write_atomically(path, lambda file: _write_csv(file, header, rows), force)
     print(f"document-topic matrix written to {path}")
     return theta
 
@@ -910,6 +1097,7 @@ def _fit(estimator, X, args):
 
 
 def _run(args):
+    _check_outputs(args)
     corpus = _read_corpus(args)
     X, vocabulary, head = _vectorize(corpus, args)
     n_docs, n_terms = X.shape
@@ -941,37 +1129,41 @@ def _run(args):
     if corpus.labels is not None:
         _print_clustering(corpus, theta.argmax(axis=1), k)
     if args.doc_topics:
-        _write_doc_topics(args.doc_topics, corpus, model)
+        _write_doc_topics(args.doc_topics, corpus, model, args.force)
     if args.save_model:
-        joblib.dump(model, args.save_model)
+        _write_atomically(args.save_model, lambda file: save(model, file), args.force)
         print(f"model written to {args.save_model}")
     if args.report:
-        write_report(
-            estimator,
-            X,
-            vocabulary,
+        labels = None if corpus.labels is None else corpus.label_names[corpus.labels]
+        _write_atomically(
             args.report,
-            labels=None if corpus.labels is None else corpus.label_names[corpus.labels],
-            selection=selection,
-            title=f"{args.estimator} on {corpus.name}",
+            lambda file: write_report(
+                estimator,
+                X,
+                vocabulary,
+                file,
+                labels=labels,
+                selection=selection,
+                title=f"{args.estimator} on {corpus.name}",
+            ),
+            args.force,
         )
         print(f"report written to {args.report}")
     return 0
 
 
 def _apply(args):
+    _check_outputs(args)
     try:
-        model = joblib.load(args.model)
+        model = load(args.model, trust_pickle=args.trust_pickle)
     except FileNotFoundError:
         raise _CorpusError(f"no such model file: {args.model}") from None
-    except Exception as exc:
-        raise _CorpusError(
-            f"{args.model} is not a model saved by topicfac --save-model ({exc})"
-        ) from None
+    except ValueError as exc:
+        raise _CorpusError(str(exc)) from None
     corpus = _read_corpus(args)
     data = _corpus_input(corpus)
     print(f"{corpus.name}: {len(corpus.doc_ids or range(_n_rows(data)))} documents")
-    _write_doc_topics(args.doc_topics, corpus, model)
+    _write_doc_topics(args.doc_topics, corpus, model, args.force)
     return 0
 
 

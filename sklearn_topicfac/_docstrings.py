@@ -51,7 +51,9 @@ split_merge_moves_ : list of dict
     The split-merge moves ``fit`` tried, in order: ``"merged"`` (the kept
     topic and the one merged into it, whose slot took one half of the
     split), ``"split"`` (the topic split), ``"objective_before"``,
-    ``"objective_after"`` and ``"accepted"``.""",
+    ``"objective_after"``, ``"accepted"`` and ``"history"`` (the
+    objective at the moved topics and after every iteration of the move's
+    trial, which is kept only if it ends below ``"objective_before"``).""",
     "stepwise_em": """\
 learning_decay : float in (0.5, 1], default=0.7
     :meth:`partial_fit` only: exponent kappa of the step size
@@ -67,9 +69,12 @@ feature_names_in_ : ndarray of shape (n_features_in_,)
     Names of features seen during fit, when ``X`` has string column names.""",
     "kl_history": """\
 loss_history_ : ndarray of shape (n_iter_ + 1,)
-    Objective at the start and after every iteration.
+    Objective at the start and after every iteration; never rises.  A
+    split-merge move kept counts as one iteration, to the objective its
+    trial reached (the trials' own iterations are in
+    ``split_merge_moves_``).
 n_iter_ : int
-    Number of iterations run.""",
+    Number of iterations of the fit kept (a kept move counting as one).""",
     "probabilities": """\
 components_ : ndarray of shape (n_components, n_features)
     ``P(w|z)``; each row sums to one.

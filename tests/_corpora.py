@@ -70,3 +70,34 @@ def planted_local_optimum():
     half = [phi[2] * c / 2 * rng.uniform(0.5, 1.5, phi.shape[1]) for _ in range(2)]
     H0 = np.vstack([(phi[0] + phi[1]) * c, *half, phi[3] * c, phi[4] * c]) + 0.2
     return corpus, phi, H0
+
+
+# Block files for the block-error tests: each kind with its reader.
+BLOCK_READERS = {"npz": sp.load_npz, "npy": np.load}
+
+
+def block_files(folder, kind, damage, n_blocks=3, rows=10, m=6, bad=1):
+    """``n_blocks`` block files of ``rows`` x ``m`` counts, block ``bad`` damaged.
+
+    ``kind`` is ``"npz"`` (``scipy.sparse.save_npz``) or ``"npy"``
+    (``numpy.save``); ``damage`` is ``"truncated"`` (the first half of the
+    file) or ``"corrupt"`` (the same length, a run of bytes inside
+    overwritten).  Returns the paths, in order.
+    """
+    X = planted_counts(n=n_blocks * rows, m=m, k=2, seed=0, sparse=False)
+    paths = []
+    for i in range(n_blocks):
+        path = Path(folder) / f"block{i}.{kind}"
+        part = X[i * rows : (i + 1) * rows]
+        if kind == "npz":
+            sp.save_npz(path, sp.csr_matrix(part))
+        else:
+            np.save(path, part)
+        paths.append(path)
+    data = paths[bad].read_bytes()
+    if damage == "truncated":
+        data = data[: len(data) // 2]
+    else:
+        data = data[:10] + bytes(40) + data[50:]
+    paths[bad].write_bytes(data)
+    return paths

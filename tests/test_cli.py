@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import joblib
 import numpy as np
 import pandas as pd
 import pytest
@@ -241,7 +240,7 @@ def _assert_two_topics_found(result, n_docs=40):
 
 def test_folder_of_text_files_with_labels(corpus_dir, tmp_path):
     doc_topics = tmp_path / "theta.csv"
-    model = tmp_path / "model.joblib"
+    model = tmp_path / "model.skops"
     result = _run_cli(
         str(corpus_dir / "folder"),
         "-k",
@@ -268,7 +267,7 @@ def test_folder_of_text_files_with_labels(corpus_dir, tmp_path):
     np.testing.assert_allclose(table[["topic0", "topic1"]].sum(axis=1), 1, rtol=1e-5)
 
     # The saved pipeline takes raw text.
-    pipe = joblib.load(model)
+    pipe = sklearn_topicfac.load(model)
     theta = pipe.transform(["goal match league", "bank stock bond"])
     assert theta.shape == (2, 2) and theta[0].argmax() != theta[1].argmax()
 
@@ -381,6 +380,7 @@ def test_help_documents_every_option():
         "--progress",
         "--no-progress",
         "--verbose",
+        "--force",
         "--debug",
         "--version",
     ]
@@ -504,7 +504,7 @@ def test_unlabeled_corpus_chooses_k_by_held_out_likelihood(news_dir, capsys):
 )
 def test_apply_reproduces_the_fitting_csv_exactly(news_dir, tmp_path, name, fit_args):
     fitted, applied = tmp_path / "fit.csv", tmp_path / "apply.csv"
-    model = tmp_path / "model.joblib"
+    model = tmp_path / "model.skops"
     corpus = str(news_dir / name)
     result = _run_cli(
         corpus, *fit_args, "--doc-topics", str(fitted), "--save-model", str(model)
@@ -519,7 +519,7 @@ def test_apply_reproduces_the_fitting_csv_exactly(news_dir, tmp_path, name, fit_
     np.testing.assert_allclose(table.iloc[:, 1:].sum(axis=1), 1, rtol=1e-5)
 
     # The numbers are the reloaded pipeline's public topic proportions.
-    pipe = joblib.load(model)
+    pipe = sklearn_topicfac.load(model)
     docs = pd.read_csv(news_dir / "news.csv")["text"] if name == "news.csv" else None
     if docs is not None:
         theta = pipe[-1].topic_proportions(pipe[:-1].transform(docs))
@@ -530,13 +530,13 @@ def test_apply_to_a_count_matrix_with_dropped_columns(tmp_path, capsys):
     # The saved model selects the kept columns itself, so the full matrix
     # can be given to apply.
     fitted, applied = tmp_path / "fit.csv", tmp_path / "apply.csv"
-    model = tmp_path / "model.joblib"
+    model = tmp_path / "model.skops"
     args = ("--max-iter", "20", "--max-features", "3000", "--doc-topics", str(fitted))
     status, out, err = _run_main(capsys, *args, "--save-model", str(model))
     assert status == 0, err
     (n_terms,) = re.findall(r"3891 documents x (\d+) terms", out)
     assert int(n_terms) == 3000  # columns were dropped beyond the stop words
-    selection, estimator = joblib.load(model)
+    selection, estimator = sklearn_topicfac.load(model)
     assert estimator.components_.shape[1] == int(n_terms)
     status, out, err = _run_main(
         capsys, "apply", str(model), "--doc-topics", str(applied)

@@ -14,7 +14,7 @@ import dask.array as da
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _corpora import planted_counts
+from _corpora import BLOCK_READERS, block_files, planted_counts
 from _estimators import estimators_with, slow_except
 from distributed import Client, LocalCluster
 from joblib import parallel_config
@@ -204,9 +204,36 @@ def test_an_error_in_one_block_reaches_the_client(client):
     ]
     X = da.concatenate(blocks, axis=0)
     start = time.perf_counter()
-    with pytest.raises(RuntimeError, match="block 2 cannot be read"):
+    message = (
+        rf"^Block 2 \(from row 20\) of the dask array '{X.name}' could not be "
+        "read: RuntimeError: block 2 cannot be read$"
+    )
+    with pytest.raises(ValueError, match=message) as info:
         PLSI(n_components=2, init="random").fit(X)
+    assert isinstance(info.value.__cause__, RuntimeError)
     assert time.perf_counter() - start < 60
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "truncated"])
+@pytest.mark.parametrize("kind", ["npz", "npy"])
+def test_a_block_file_that_cannot_be_read_is_named(client, tmp_path, kind, damage):
+    # The workers' reader raises its own error (BadZipFile, a NumPy error...),
+    # which names no block: the fit names the block and the dask array.
+    read = BLOCK_READERS[kind]
+    chunks = [
+        da.from_delayed(
+            dask.delayed(read)(path),
+            shape=(10, 6),
+            dtype=np.float64,
+            meta=np.empty((0, 0)),
+        )
+        for path in block_files(tmp_path, kind, damage)
+    ]
+    X = da.concatenate(chunks)
+    message = rf"^Block 1 \(from row 10\) of the dask array '{X.name}' could not"
+    with pytest.raises(ValueError, match=message) as info:
+        KLNMF(n_components=2, init="random", max_iter=3).fit(X)
+    assert type(info.value.__cause__).__name__ in str(info.value)
 
 
 def test_bad_values_in_a_block_name_the_block(client):

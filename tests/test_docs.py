@@ -1,12 +1,14 @@
 """The code of the documentation's worked examples runs; no page holds
 placeholder text."""
 
+import importlib.util
 import re
 import sys
 import types
 from pathlib import Path
 
 import pytest
+from sklearn.base import BaseEstimator
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -110,3 +112,73 @@ def test_the_placeholder_check_finds_placeholders():
 )
 def test_no_placeholder_text_in_the_docs(page):
     assert _placeholders(page.read_text()) == []
+
+
+# ------------------------------------------------------- the API reference
+def _api_sources():
+    """``docs/_api.py``, which writes the API reference's generated blocks."""
+    spec = importlib.util.spec_from_file_location("_api", DOCS / "_api.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _api_toctree():
+    """The pages listed in the API index's toctree."""
+    index = (DOCS / "api" / "index.md").read_text()
+    block = index.split("```{toctree}", 1)[1].split("```", 1)[0]
+    return {line.strip() for line in block.splitlines()[1:] if line.strip()}
+
+
+def test_every_public_method_of_every_estimator_is_in_the_api_reference(tmp_path):
+    # The blocks the documentation build includes (docs/conf.py writes them
+    # with docs/_api.py), written here without running Sphinx: every
+    # estimator of __all__ has a page in the API toctree that includes its
+    # block, and the block lists and documents every public method of the
+    # class, inherited ones included (partial_fit, topic_proportions, ...).
+    import sklearn_topicfac
+
+    _api_sources().write_api_sources(tmp_path)
+    assert "write_api_sources()" in (DOCS / "conf.py").read_text()
+    estimators = [
+        name
+        for name in sklearn_topicfac.__all__
+        if isinstance(getattr(sklearn_topicfac, name), type)
+        and issubclass(getattr(sklearn_topicfac, name), BaseEstimator)
+    ]
+    assert len(estimators) == 8
+    toctree = _api_toctree()
+    for name in estimators:
+        cls = getattr(sklearn_topicfac, name)
+        methods = {
+            m for m in dir(cls) if not m.startswith("_") and callable(getattr(cls, m))
+        }
+        assert {"fit", "transform", "score"} <= methods
+        source = (tmp_path / f"{name}.rst").read_text()
+        assert f".. autoclass:: {name}" in source
+        listed = set(re.findall(rf"~{name}\.(\w+)", source))
+        documented = set(re.findall(r"\.\. automethod:: (\w+)", source))
+        assert methods == listed == documented, (name, methods ^ listed)
+        page = DOCS / "api" / f"{name.lower()}.md"
+        assert f".. include:: ../_generated/api/{name}.rst" in page.read_text()
+        assert page.stem in toctree
+    # ...and the summary table holds every public name.
+    summary = (tmp_path / "summary.rst").read_text()
+    public = [name for name in sklearn_topicfac.__all__ if not name.startswith("__")]
+    assert re.findall(r"^   (\w+)$", summary, flags=re.M) == public
+    index = (DOCS / "api" / "index.md").read_text()
+    assert ".. include:: ../_generated/api/summary.rst" in index
+
+
+def test_the_api_check_sees_a_missing_method(tmp_path, monkeypatch):
+    # Remove partial_fit from what the generator sees: the block loses it.
+    api = _api_sources()
+    original = api.public_methods
+    monkeypatch.setattr(
+        api,
+        "public_methods",
+        lambda cls: [m for m in original(cls) if m != "partial_fit"],
+    )
+    api.write_api_sources(tmp_path)
+    assert "~PLSI.partial_fit" not in (tmp_path / "PLSI.rst").read_text()
+    assert "~PLSI.topic_proportions" in (tmp_path / "PLSI.rst").read_text()

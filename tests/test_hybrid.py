@@ -114,8 +114,55 @@ def test_objective_never_rises_from_phase_to_phase(seed):
     assert est.loss_ == phases[-1] == history[-1]
 
 
+def replay_phases(X, n_rounds, **params):
+    """The hybrid's phases run one by one with KLNMF and PLSI.
+
+    Round 1's NMF phase is KLNMF from the K-means start; every later phase is
+    the other estimator started (``init="custom"``) from the state the
+    previous phase ended in, read from its fitted attributes.  Returns the
+    objective at the start and after every iteration of every phase, and the
+    objective after every phase, as `HybridNMFPLSI` records them.
+    """
+    common = dict(split_merge=0, **params)
+    N = X.sum()
+    model = KLNMF(init="kmeans", **common).fit(X)
+    history, phases = list(model.loss_history_), [model.loss_history_[0], model.loss_]
+    for _ in range(1, 2 * n_rounds):
+        if isinstance(model, KLNMF):
+            W, H = model.embedding_, model.components_
+            model = PLSI(init="custom", **common)
+        else:
+            W, H = model.p_d_given_z_ * model.p_z_ * N, model.components_
+            model = KLNMF(init="custom", **common)
+        model.fit(X, W=W, H=H)
+        history.extend(model.loss_history_[1:])
+        phases.append(model.loss_)
+    return np.array(history), np.array(phases)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("tol", [0, 1e-4])
+def test_phases_are_klnmf_then_plsi(tol):
+    # Every phase of every round is the other algorithm run from where the
+    # previous one stopped: the whole iteration history, phase by phase.
+    params = dict(n_components=5, max_iter=15, tol=tol, random_state=0)
+    hybrid = HybridNMFPLSI(n_rounds=3, split_merge=0, **params).fit(X_PLANTED)
+    assert hybrid.n_rounds_ == 3
+    history, phases = replay_phases(X_PLANTED, 3, **params)
+    assert_allclose(hybrid.phase_losses_, phases, rtol=1e-10)
+    assert_allclose(hybrid.loss_history_, history, rtol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("seed", range(4))
 def test_ends_no_higher_than_nmf_only_and_plsi_only(seed):
+    # Paper 001's claim, for runs to convergence (each phase up to max_iter
+    # iterations, tol=1e-4; the single methods get max_iter iterations in
+    # all, so the hybrid runs more).  Against NMF-only it holds by
+    # construction -- the first phase *is* NMF-only -- so the phases are
+    # checked too (on the first corpus, to keep the test fast): the later
+    # ones must be PLSI and NMF runs, or the claim is about another
+    # algorithm.
     X = planted_counts(n=120, m=80, k=4, seed=seed)
     params = dict(n_components=6, random_state=seed, max_iter=200, tol=1e-4)
     hybrid = HybridNMFPLSI(**params, split_merge=0).fit(X)
@@ -124,22 +171,11 @@ def test_ends_no_higher_than_nmf_only_and_plsi_only(seed):
     assert hybrid.loss_ <= nmf.loss_
     assert hybrid.loss_ <= plsi.loss_
     assert hybrid.n_rounds_ >= 2  # it did alternate
-
-
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_phases_are_klnmf_then_plsi():
-    params = dict(n_components=5, max_iter=40, tol=1e-4)
-    hybrid = HybridNMFPLSI(random_state=0, n_rounds=2, **params, split_merge=0).fit(
-        X_PLANTED
-    )
-    nmf = KLNMF(init="kmeans", random_state=0, **params, split_merge=0).fit(X_PLANTED)
-    assert_allclose(hybrid.phase_losses_[1], nmf.loss_, rtol=1e-12)
-    plsi = PLSI(init="custom", **params, split_merge=0).fit(
-        X_PLANTED, W=nmf.embedding_, H=nmf.components_
-    )
-    assert_allclose(hybrid.phase_losses_[2], plsi.loss_, rtol=1e-12)
-    assert hybrid.phase_n_iter_[0] == nmf.n_iter_
-    assert hybrid.phase_n_iter_[1] == plsi.n_iter_
+    if seed > 0:
+        return
+    history, phases = replay_phases(X, hybrid.n_rounds_, **params)
+    assert_allclose(hybrid.phase_losses_, phases, rtol=1e-10)
+    assert_allclose(hybrid.loss_history_, history, rtol=1e-10)
 
 
 def test_rounds_stop_when_a_round_no_longer_lowers_the_objective():

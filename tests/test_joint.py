@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from _corpora import planted_counts as _planted
+from _references import joint_nmf, plsa_em
 from numpy.testing import assert_allclose
 
 from sklearn_topicfac import PLSI, JointNMF
@@ -89,6 +90,52 @@ def test_lemma_b_1_both_normalizations_give_the_same_iterates(engine):
         assert_allclose(both.components_, comp.components_, rtol=1e-10)
         assert_allclose(both.embedding_ * n_d, comp.embedding_, rtol=1e-10)
         assert_allclose(both.loss_history_, comp.loss_history_, rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "params", [{"normalize": "components"}, {"alpha": 0.5}, {"normalize": "both"}]
+)
+def test_iterates_equal_algorithm_4_written_from_the_paper(engine, params):
+    # Paper 002, Alg. 4 and Alg. 6 against tests/_references.joint_nmf, a
+    # dense implementation from the posterior of the incoming state (eq. (27)-
+    # (29)) that shares no kernel with the package: topics, document factor and
+    # objective after every number of iterations.
+    X = _planted(n=12, m=9, k=3, seed=3)
+    W0, H0 = _normalized_start(X, 3)
+    if params.get("normalize") == "both":
+        W0 = W0 / np.asarray(X.sum(axis=1))
+    for n_iter in (1, 2, 6):
+        model = JointNMF(3, init="custom", max_iter=n_iter, tol=0, split_merge=0)
+        model.set_params(**params).fit(X, W=W0, H=H0)
+        W, H, losses = joint_nmf(X.toarray(), W0, H0, n_iter, **params)
+        assert_allclose(model.components_, H, rtol=1e-10)
+        assert_allclose(model.embedding_, W, rtol=1e-10)
+        assert_allclose(model.loss_history_, losses, rtol=1e-10)
+
+
+def test_joint_updates_with_normalized_topics_are_plsa_written_from_hofmann(engine):
+    # Paper 002: NMF with normalized topics and joint updates is PLSA.  Both
+    # JointNMF's modes against Hofmann's EM as written (dense, with the
+    # n x m x k posterior; tests/_references.plsa_em): P(w|z) equal, and the
+    # document factor is N P(z) P(d|z) ("components") or P(z|d) ("both").
+    X = _planted(n=12, m=9, k=3, seed=4)
+    W0, H0 = _normalized_start(X, 3)
+    N, n_d = X.sum(), np.asarray(X.sum(axis=1))
+    p_z = W0.sum(axis=0) / N
+    for n_iter in (1, 4, 12):
+        p_z_t, p_d_z, p_w_z = plsa_em(
+            X.toarray(), p_z, W0 / (N * p_z), H0, n_steps=n_iter
+        )
+        comp = JointNMF(3, init="custom", max_iter=n_iter, tol=0, split_merge=0)
+        comp.fit(X, W=W0, H=H0)
+        both = JointNMF(
+            3, normalize="both", init="custom", max_iter=n_iter, tol=0, split_merge=0
+        ).fit(X, W=W0 / n_d, H=H0)
+        for model in (comp, both):
+            assert_allclose(model.components_, p_w_z, rtol=1e-10)
+        assert_allclose(comp.embedding_, N * p_z_t * p_d_z, rtol=1e-10)
+        # P(z|d) = N P(z) P(d|z) / N_d: EM keeps P(d) at the lengths' shares.
+        assert_allclose(both.embedding_, N * p_z_t * p_d_z / n_d, rtol=1e-10)
 
 
 def test_joint_updates_with_normalized_topics_are_plsi(engine):

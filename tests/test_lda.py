@@ -548,6 +548,11 @@ def test_split_merge_move_repairs_a_planted_local_optimum(Estimator):
     assert moved.bound(corpus) <= -moved.loss_ + 1e-10 * abs(moved.loss_)
     assert len(moved.loss_history_) == moved.n_iter_ + 1
     assert np.all(np.diff(moved.loss_history_) <= 1e-9 * moved.loss_history_[0])
+    # loss_history_[0] is minus the bound at the start (the custom topics and
+    # the first E-step's draw), as without moves; each move keeps its trial.
+    assert moved.loss_history_[0] == stuck.loss_history_[0]
+    for move in moved.split_merge_moves_:
+        assert move["history"][-1] == move["objective_after"]
     # Only the last move may be undone, and it ends the moves.
     assert all(move["accepted"] for move in moved.split_merge_moves_[:-1])
 

@@ -1,13 +1,15 @@
 """Block-wise fitting in one process (``Blocks``) and ``partial_fit``."""
 
+import re
 import tracemalloc
 import warnings
 
+import dask
 import dask.array as da
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _corpora import planted_counts
+from _corpora import BLOCK_READERS, block_files, planted_counts
 from _estimators import estimators_with, slow_except
 from numpy.testing import assert_allclose
 from sklearn.base import clone
@@ -172,6 +174,41 @@ def test_blocks_errors():
         PLSI(**KW).fit(Blocks(shrinking))
     with pytest.raises(ValueError, match="no blocks"):
         Blocks([])
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "truncated"])
+@pytest.mark.parametrize("kind", ["npz", "npy"])
+@pytest.mark.parametrize("source", ["reader", "dask array"])
+def test_a_block_file_that_cannot_be_read_is_named(tmp_path, kind, damage, source):
+    # The reader's own error (BadZipFile, a NumPy error...) names neither the
+    # block nor the file: the fit says which block of which source it was.
+    paths = block_files(tmp_path, kind, damage)
+    read = BLOCK_READERS[kind]
+    if source == "reader":
+
+        def read_blocks():
+            return (read(path) for path in paths)
+
+        # (Blocks reads the blocks once to learn their shapes.)
+        data, where = (lambda: Blocks(read_blocks)), r"the reader .*read_blocks\(\)"
+    else:
+        chunks = [
+            da.from_delayed(
+                dask.delayed(read)(path),
+                shape=(10, 6),
+                dtype=np.float64,
+                meta=np.empty((0, 0)),
+            )
+            for path in paths
+        ]
+        X = da.concatenate(chunks)
+        data, where = (lambda: X), re.escape(f"the dask array '{X.name}'")
+    with pytest.raises(
+        ValueError, match=rf"^Block 1 \(from row 10\) of {where} could not be read: "
+    ) as info:
+        PLSI(**KW).fit(data())
+    assert info.value.__cause__ is not None  # the reader's error, chained
+    assert type(info.value.__cause__).__name__ in str(info.value)
 
 
 # ------------------------------------------------------------- partial_fit

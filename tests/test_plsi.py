@@ -3,24 +3,11 @@
 import numpy as np
 import pytest
 from _corpora import planted_counts as _planted
+from _references import plsa_em, tempered_posterior
 from numpy.testing import assert_allclose
 
 from sklearn_topicfac import KLNMF, PLSI
 from sklearn_topicfac.kernels import normalize_columns, normalize_rows
-
-
-def _tempered_em_reference(X, p_z, p_d_z, p_w_z, beta, n_steps):
-    """Hofmann's (tempered) EM with the full n x m x k posterior: tiny inputs only."""
-    for _ in range(n_steps):
-        joint = (p_z[None, None, :] * p_d_z[:, None, :] * p_w_z.T[None, :, :]) ** beta
-        weighted = X[:, :, None] * joint / joint.sum(axis=2, keepdims=True)
-        T = weighted.sum(axis=(0, 1))
-        p_z, p_d_z, p_w_z = (
-            T / X.sum(),
-            weighted.sum(axis=1) / T,
-            (weighted.sum(axis=0) / T).T,
-        )
-    return p_z, p_d_z, p_w_z
 
 
 @pytest.mark.parametrize("beta", [1.0, 0.8])
@@ -35,7 +22,7 @@ def test_plsi_iterates_equal_hofmanns_em(engine, beta):
     model = PLSI(k, beta=beta, init="custom", max_iter=6, tol=0, split_merge=0).fit(
         X, W=W0, H=p_w_z
     )
-    ref_z, ref_dz, ref_wz = _tempered_em_reference(X, p_z, p_d_z, p_w_z, beta, 6)
+    ref_z, ref_dz, ref_wz = plsa_em(X, p_z, p_d_z, p_w_z, beta, 6)
     assert_allclose(model.p_z_, ref_z, rtol=1e-10)
     assert_allclose(model.p_d_given_z_, ref_dz, rtol=1e-10)
     assert_allclose(model.components_, ref_wz, rtol=1e-10)
@@ -83,19 +70,46 @@ def test_fold_in_is_em_on_topic_proportions(engine):
     assert_allclose(model.transform(X), theta, rtol=1e-10)
 
 
-def test_tempered_em_smooths_the_topic_proportions():
+def _entropy(p):
+    return -np.sum(p * np.log(np.maximum(p, 1e-300)), axis=-1).mean()
+
+
+@pytest.mark.parametrize("beta", [0.5, 0.8])
+def test_tempered_em_smooths_the_topic_proportions(engine, beta):
+    # Hofmann's tempered E-step: P(z|d,w) proportional to
+    # [P(z) P(d|z) P(w|z)] ** beta, computed densely from the same state
+    # (tests/_references.tempered_posterior).  One step of PLSI(beta) gives
+    # the topic proportions P(z|d) = sum_w n(d,w) P_beta(z|d,w) / N_d and the
+    # topics of that posterior; it is flatter than plain EM's.
+    rng = np.random.default_rng(1)
+    X = rng.poisson(2.0, size=(9, 7)).astype(float)
+    p_z = rng.dirichlet(np.ones(3))
+    p_d_z = rng.dirichlet(np.ones(9), size=3).T
+    p_w_z = rng.dirichlet(np.ones(7), size=3)
+    W0 = X.sum() * p_d_z * p_z
+    posterior = {b: tempered_posterior(p_z, p_d_z, p_w_z, b) for b in (1.0, beta)}
+    expected = X[:, :, None] * posterior[beta]
+    model = PLSI(3, beta=beta, init="custom", max_iter=1, tol=0, split_merge=0)
+    model.fit(X, W=W0, H=p_w_z)
+    theta = expected.sum(axis=1) / X.sum(axis=1, keepdims=True)
+    assert_allclose(model.embedding_, theta, rtol=1e-10)
+    topics = expected.sum(axis=0).T
+    assert_allclose(
+        model.components_, topics / topics.sum(1, keepdims=True), rtol=1e-10
+    )
+    seen = X > 0
+    assert _entropy(posterior[beta][seen]) > _entropy(posterior[1.0][seen]) + 0.01
+
+
+def test_tempered_em_fits_spread_documents_over_more_topics():
     X = _planted()
     plain = PLSI(4, random_state=0, max_iter=100, tol=0, split_merge=0).fit(X)
     tempered = PLSI(
         4, beta=0.7, random_state=0, max_iter=100, tol=0, split_merge=0
     ).fit(X)
-
     # The tempered posterior is flatter, so training documents are spread
     # over more topics; its fit (in the KL sense) is worse.
-    def entropy(p):
-        return -np.sum(p * np.log(np.maximum(p, 1e-300)), axis=1).mean()
-
-    assert entropy(tempered.embedding_) > entropy(plain.embedding_)
+    assert _entropy(tempered.embedding_) > _entropy(plain.embedding_)
     assert tempered.loss_ > plain.loss_
     assert np.all(np.isfinite(tempered.components_))
 

@@ -16,6 +16,7 @@ import pytest
 from _corpora import planted_counts, planted_local_optimum
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import linear_sum_assignment
+from scipy.special import xlogy
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_topicfac import (
@@ -64,10 +65,24 @@ def test_split_merge_repairs_a_planted_local_optimum(Estimator):
     assert first["accepted"]
     assert first["objective_after"] < first["objective_before"]
     assert moved.loss_ < stuck.loss_
-    # The fit kept ran on after the moves: one history, never rising.
+    # One history from the start, never rising: the fit kept ran on after
+    # the moves, a kept move is one step of it (to where its trial ended),
+    # and the trials' own iterations are the moves' (scikit-learn reads
+    # loss_history_[0] as the start's objective; so does the doc).
     assert len(moved.loss_history_) == moved.n_iter_ + 1
     history = moved.loss_history_
     assert np.all(np.diff(history) <= 1e-9 * history[0])
+    assert history[0] == stuck.loss_history_[0]
+    if Estimator is KLNMF:
+        Y = W0 @ H0
+        X = corpus.toarray() if hasattr(corpus, "toarray") else corpus
+        start = np.sum(xlogy(X, X / Y)) - X.sum() + Y.sum()
+        assert_allclose(history[0], start, rtol=1e-12)
+    assert history[-1] == moved.loss_
+    for move in moved.split_merge_moves_:
+        assert move["history"][-1] == move["objective_after"]
+    kept = [move for move in moved.split_merge_moves_ if move["accepted"]]
+    assert all(move["objective_after"] in history for move in kept[:-1])
 
 
 @pytest.mark.parametrize("Estimator", NMF_FAMILY, ids=lambda cls: cls.__name__)

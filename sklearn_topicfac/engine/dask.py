@@ -33,7 +33,7 @@ from .runners import (
     stats_nbytes,
     sum_stats,
 )
-from .sources import Blocks, prepare_block
+from .sources import Blocks, prepare_block, unreadable_block
 
 # A fit retries an iteration this many times after losing workers.
 _MAX_RECOVERIES = 3
@@ -111,10 +111,47 @@ def runner_for(data):
     _check_dask_array(X)
     client = data.client or active_client()
     if client is None:
-        blocks = X.to_delayed().ravel()
         # No cluster: the blocks are computed one at a time, here.
-        return LocalRunner(Blocks(lambda: (b.compute() for b in blocks)))
+        return LocalRunner(Blocks(_ChunksHere(X)))
     return DaskRunner(X, client, checkpoint_every, callback)
+
+
+class _ChunksHere:
+    """The row blocks of a dask array, computed one at a time in this process."""
+
+    def __init__(self, X):
+        self.name = X.name
+        self.blocks = X.to_delayed().ravel()
+
+    def __call__(self):
+        return (block.compute() for block in self.blocks)
+
+    def __repr__(self):
+        return f"the dask array {self.name!r}"
+
+
+def _check_read(raw, prepared, sizes, name):
+    """Raise a ``ValueError`` naming the first block whose reading failed.
+
+    ``raw`` are the futures of the blocks as the dask array computes them
+    (read from files, ...), ``prepared`` the futures of the prepared blocks
+    made from them; an error in ``raw`` would otherwise reach the caller as
+    the reader's own, naming no block.  Each raw block is let go as soon as
+    its prepared block is made, as without the check.
+    """
+    from distributed import as_completed, wait
+
+    starts = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    where = {future.key: index for index, future in enumerate(prepared)}
+    for future in as_completed(prepared):
+        index = where[future.key]
+        if future.status == "error":
+            wait(raw[index])
+            if raw[index].status == "error":
+                exc = raw[index].exception()
+                source = f"the dask array {name!r}"
+                raise unreadable_block(index, starts[index], source, exc) from exc
+        raw[index] = None
 
 
 def map_row_blocks(function, X, n_columns):
@@ -152,6 +189,7 @@ class DaskRunner:
                 zip(raw, bounds[:-1], bounds[1:], strict=True)
             )
         ]
+        _check_read(raw, self.blocks, self.sizes, X.name)
         # Only the prepared blocks are kept: the raw ones are released (a lost
         # prepared block is recomputed from the dask array's graph).
         del raw

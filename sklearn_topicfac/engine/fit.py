@@ -13,7 +13,7 @@ import numpy as np
 
 from .._config import config_context, get_config
 from ..kernels import thread_budget
-from .iterations import run, run_on, run_online, start, topics_of
+from .iterations import Run, run, run_on, run_online, start, topics_of
 from .moves import split_merge
 from .starts import random_start
 
@@ -109,11 +109,34 @@ def fit(
         n_steps = best.n_steps
         moves = []
         if moving:
+            started = best
             best, n_moved, moves = split_merge(model, runner, best, settings, rng)
             polished = run_on(model, runner, best, final, label="fit")
             n_steps += n_moved + polished.n_steps - best.n_steps
+            if best is not started:
+                n_trial = len(best.history)
+                polished = through_the_moves(started, moves, polished, n_trial)
             best = polished
         W = runner.rows()
     return FitResult(
         W, best.H, best.history, best.n_iter, best.converged, n_steps, moves, kept
+    )
+
+
+def through_the_moves(started, moves, polished, n_trial):
+    """One history of a fit whose moves changed its topics: a `Run`.
+
+    The fit's path is the run of its start (from the objective at the
+    start), then each kept move as one step (to the objective its trial
+    reached), then the iterations the fit kept ran on with after the last
+    kept move: ``polished`` continues that move's trial, whose history has
+    ``n_trial`` entries.  The trials' own iterations are not the fit's path:
+    each move records its trial's history itself.  The objective never rises
+    along this path (a move is kept only if its trial ends lower), and
+    ``n_iter`` counts its steps.
+    """
+    kept = [move["objective_after"] for move in moves if move["accepted"]]
+    history = [*started.history, *kept[:-1], *polished.history[n_trial - 1 :]]
+    return Run(
+        polished.H, history, len(history) - 1, polished.converged, polished.n_steps
     )

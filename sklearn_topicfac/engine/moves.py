@@ -61,7 +61,9 @@ def split_merge(model, runner, result, settings, rng):
 
     Returns the run kept, the number of topic steps the kept moves added,
     and the list of moves tried (dicts: ``"merged"``, ``"split"``,
-    ``"objective_before"``, ``"objective_after"``, ``"accepted"``).
+    ``"objective_before"``, ``"objective_after"``, ``"accepted"`` and
+    ``"history"``, the objective at the moved topics and after every
+    iteration of the trial).
     """
     moves = []
     n_steps = 0
@@ -94,6 +96,7 @@ def split_merge(model, runner, result, settings, rng):
                 "objective_before": float(result.loss),
                 "objective_after": float(trial.loss),
                 "accepted": bool(accepted),
+                "history": np.asarray(trial.history, dtype=np.float64),
             }
         )
         if settings.verbose:

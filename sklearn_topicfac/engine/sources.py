@@ -7,6 +7,7 @@ its rows lie in the corpus.  `InMemory` is a whole matrix as one block;
 pass; the Dask runner (`engine.dask`) keeps the blocks on the workers.
 """
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,6 +67,29 @@ def prepare_block(X, dtype, n_features, start, stop, index):
     if order is not None:
         X = X[order]
     return PreparedBlock(X, order, start, stop)
+
+
+def unreadable_block(index, start, source, exc):
+    """The ``ValueError`` for a block whose reading raised ``exc``.
+
+    It names the block (its index and first row) and its source, and says
+    what the reader raised; raise it ``from exc``.
+    """
+    return ValueError(
+        f"Block {index} (from row {start}) of {source} could not be read: "
+        f"{type(exc).__name__}: {exc}"
+    )
+
+
+def _source_name(source):
+    """What a `Blocks` source is, for an error message."""
+    if hasattr(source, "shape") and not callable(source):
+        return f"the {type(source).__name__} of shape {tuple(source.shape)}"
+    if inspect.isfunction(source) or inspect.ismethod(source):
+        return f"the reader {source.__qualname__}()"
+    if callable(source):
+        return repr(source)
+    return f"the {type(source).__name__} of blocks"
 
 
 class InMemory:
@@ -158,6 +182,30 @@ class Blocks:
         else:
             yield from self.source
 
+    def _read_blocks(self):
+        """``(index, first row, raw block)`` for each block, in order.
+
+        An error raised while reading a block (a corrupt or truncated file,
+        ...) becomes a ``ValueError`` naming the block and the source,
+        chained to the reader's own error.
+        """
+        blocks = iter(self.raw_blocks())
+        index = start = 0
+        while True:
+            try:
+                block = next(blocks)
+            except StopIteration:
+                return
+            except MemoryError:
+                raise
+            except Exception as exc:
+                source = _source_name(self.source)
+                raise unreadable_block(index, start, source, exc) from exc
+            yield index, start, block
+            shape = getattr(block, "shape", None) or np.shape(block)
+            start += shape[0] if len(shape) else 0
+            index += 1
+
     def _survey(self):
         sizes, n_features, dtype = [], None, None
         if self._sliced():
@@ -169,7 +217,7 @@ class Blocks:
             n, n_features = self.source.shape
             sizes = [min(self.block_size, n - a) for a in range(0, n, self.block_size)]
             return sizes, n_features, getattr(self.source, "dtype", None)
-        for i, block in enumerate(self.raw_blocks()):
+        for i, _, block in self._read_blocks():
             shape = getattr(block, "shape", None) or np.shape(block)
             if len(shape) != 2:
                 raise ValueError(f"Block {i} is not 2-D: shape {shape}.")
@@ -188,7 +236,7 @@ class Blocks:
         """Validated CSR blocks (`PreparedBlock`), rows sorted by length."""
         start = 0
         count = 0
-        for i, raw in enumerate(self.raw_blocks()):
+        for i, _, raw in self._read_blocks():
             if i >= len(self.sizes):
                 raise ValueError(
                     "The source gave more blocks than on its first pass; it must "

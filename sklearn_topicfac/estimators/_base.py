@@ -11,9 +11,13 @@ A count-data estimator derives from `TopicFactorization` and defines
 ``_build_model()``; see ``docs/guide/adding_an_estimator.md``.
 """
 
+import functools
+import math
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -36,6 +40,86 @@ from ..kernels import (
     completion_split,
     normalize_rows,
 )
+
+
+def tiny_data_exponent(X):
+    """The power of two that brings tiny data ``X`` to a safe scale, or 0.
+
+    Data whose largest entry is below the square root of the dtype's
+    smallest normal number (float64: 1.5e-154; float32: 1.1e-19) reaches
+    subnormal numbers in the products of a fit, where precision is lost
+    (topics of subnormal data were up to 0.4 off those of the same data
+    rescaled).  The exponent ``e`` returned is even and brings the largest
+    entry of ``X * 2**e`` into ``[1, 4)``; scaling by a power of two is
+    exact.  0 for other data.
+    """
+    values = X.data if sp.issparse(X) else X
+    largest = float(values.max()) if values.size else 0.0
+    if not 0 < largest < math.sqrt(np.finfo(X.dtype).tiny):
+        return 0
+    exponent = 1 - math.frexp(largest)[1]
+    return exponent + exponent % 2
+
+
+def scaled(X, exponent):
+    """``X * 2**exponent``, a new array (sparse stays sparse), exactly."""
+    if sp.issparse(X):
+        X = X.copy()
+        X.data = np.ldexp(X.data, exponent)
+        return X
+    return np.ldexp(X, exponent)
+
+
+# Fitted state that does not end with an underscore: stepwise EM's running
+# averages, which the next ``partial_fit`` continues from.
+_PRIVATE_FIT_STATE = ("_online_stats",)
+
+
+def _is_fit_state(name):
+    return (
+        name.endswith("_") and not name.startswith("__")
+    ) or name in _PRIVATE_FIT_STATE
+
+
+def all_or_nothing(fresh):
+    """Make a fitting method leave the estimator as it was if it fails.
+
+    The decorated method (``fit``, ``fit_transform``, ``partial_fit``) may
+    set attributes as it goes (scikit-learn's ``validate_data`` records
+    ``n_features_in_`` and ``feature_names_in_`` before the first
+    iteration); if it raises -- a bad input, an error mid-fit, a
+    ``KeyboardInterrupt`` -- every attribute is put back as it was, the
+    generators of the fitted state (``random_state_``) included, so the
+    previous model is left exactly as it was, never half replaced.  With
+    ``fresh`` (a full fit) the previous fitted state is set aside first: a
+    fit that succeeds keeps nothing of an earlier one (such as the running
+    averages of ``partial_fit``, or a width it no longer has).
+    """
+
+    def decorate(method):
+        @functools.wraps(method)
+        def wrapper(self, *args, **kwargs):
+            saved = dict(vars(self))
+            generators = {
+                name: value.get_state()
+                for name, value in saved.items()
+                if _is_fit_state(name) and isinstance(value, np.random.RandomState)
+            }
+            if fresh:
+                for name in [name for name in saved if _is_fit_state(name)]:
+                    delattr(self, name)
+            try:
+                return method(self, *args, **kwargs)
+            except BaseException:
+                vars(self).clear()
+                vars(self).update(saved)
+                for name, state in generators.items():
+                    saved[name].set_state(state)
+                raise
+
+        return wrapper
+
+    return decorate
 
 
 class TopicEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -98,6 +182,12 @@ class TopicFactorization(TopicEstimator):
 
     _default_init = "nndsvda"
     _blockwise = True
+    # The model of c X is that of X with the document factor and the
+    # objective times c (a KL factorization without priors): tiny data is
+    # then fitted rescaled (see `_fit`).
+    _scale_equivariant = False
+    # Fitted attributes holding objectives besides loss_ and loss_history_.
+    _objective_attributes = ()
     # The parameter whose limit a fit that did not converge reached.
     _iteration_limit = "max_iter"
 
@@ -107,6 +197,19 @@ class TopicFactorization(TopicEstimator):
 
     def _check_params(self):
         """Checks across parameters that the constraints cannot express."""
+
+    def _n_topics(self, n_features, H=None):
+        """The number of topics of a fit on ``n_features`` features.
+
+        ``n_components="auto"`` (where the constraints allow it) reads it as
+        scikit-learn's ``NMF`` does: the rows of the custom start ``H`` with
+        ``init="custom"``, else ``n_features``.
+        """
+        if self.n_components != "auto":
+            return self.n_components
+        if self.init == "custom" and H is not None:
+            return np.shape(H)[0]
+        return n_features
 
     # ------------------------------------------------------------ validation
     def _validate_X(self, X, reset):
@@ -162,7 +265,7 @@ class TopicFactorization(TopicEstimator):
         `engine.fit`).  The moves tried are stored in ``split_merge_moves_``.
         """
         n, m = runner.shape
-        k = self.n_components
+        k = self._n_topics(m, H)
         if settings is None:
             # An estimator without these parameters makes one start, no moves.
             settings = {
@@ -188,16 +291,53 @@ class TopicFactorization(TopicEstimator):
     def _fit(self, X, W=None, H=None):
         """Fit on ``X`` (any source); returns the runner (closed)."""
         self._check_params()
-        runner = self._runner(X)
+        runner = fitted_on = self._runner(X)
+        exponent = 0
+        if self._scale_equivariant and isinstance(runner, engine.InMemoryRunner):
+            # Tiny data is fitted at a safe scale: for these models the fit
+            # of c X from (c W, H) is (c W_t, H_t) with the objective times
+            # c, so the result of X is read off exactly (c a power of two).
+            exponent = tiny_data_exponent(runner.X)
+            if exponent:
+                fitted_on = engine.InMemoryRunner(scaled(runner.X, exponent))
+                if W is not None:
+                    W = np.asarray(W)
+                    W = np.ldexp(W.astype(np.result_type(W, np.float32)), exponent)
         try:
-            result = self._fit_engine(runner, W, H)
+            result = self._fit_engine(fitted_on, W, H)
             if hasattr(runner, "n_bytes"):
                 self.n_bytes_per_iteration_ = np.asarray(runner.n_bytes)
         finally:
+            fitted_on.close()
             runner.close()
+        if exponent:
+            result = self._unscaled(result, exponent)
         self._store_fit_result(result.history, result.n_iter, result.converged)
         self._set_fit_attributes(result.W, result.H)
         return runner
+
+    def _unscaled(self, result, exponent):
+        """The `engine.FitResult` of data ``X`` from that of ``X * 2**exponent``."""
+
+        def objective(value):
+            return math.ldexp(value, -exponent)
+
+        moves = []
+        for move in result.moves:
+            move = dict(move)
+            for key in ("objective_before", "objective_after"):
+                move[key] = objective(move[key])
+            move["history"] = np.ldexp(move["history"], -exponent)
+            moves.append(move)
+        self.split_merge_moves_ = moves
+        for name in self._objective_attributes:
+            setattr(self, name, np.ldexp(getattr(self, name), -exponent))
+        return replace(
+            result,
+            W=np.ldexp(result.W, -exponent),
+            history=[objective(value) for value in result.history],
+            moves=moves,
+        )
 
     def _store_fit_result(self, history, n_iter, converged):
         """Warn if the fit did not converge; set the objective attributes."""
@@ -225,6 +365,7 @@ class TopicFactorization(TopicEstimator):
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
+    @all_or_nothing(fresh=True)
     def fit(self, X, y=None, W=None, H=None):
         """Fit the model to the non-negative data ``X``.
 
@@ -253,8 +394,9 @@ class TopicFactorization(TopicEstimator):
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, y=None, W=None, H=None):
-        """Fit the model, then return ``transform(X)``.
+    @all_or_nothing(fresh=True)
+    def fit_transform(self, X, y=None, W=None, H=None, *, normalize=True):
+        """Fit the model, then return ``transform(X, normalize=normalize)``.
 
         The result is exactly ``fit(X).transform(X)``: the training documents
         are folded in like any new document, so the two always agree.  The
@@ -267,6 +409,8 @@ class TopicFactorization(TopicEstimator):
         {{ignored_y}}
         W, H : array-like, default=None
             Custom start, used only with ``init='custom'``.
+        normalize : bool, default=True
+            As for ``transform``.
 
         Returns
         -------
@@ -280,17 +424,24 @@ class TopicFactorization(TopicEstimator):
             )
         runner = self._fit(X, W=W, H=H)
         if is_dask_array(X):
-            return self.transform(X)
-        return self._transform_valid(runner.X)
+            return self.transform(X, normalize=normalize)
+        return self._transform_valid(runner.X, normalize)
 
     # ---------------------------------------------------------- transform
-    def _transform_valid(self, X):
+    def _transform_valid(self, X, normalize=True):
         model = self._build_model()
-        return model.doc_output(
-            model.fold_in(X, self.components_), getattr(self, "p_z_", None)
-        )
+        exponent = tiny_data_exponent(X) if self._scale_equivariant else 0
+        if exponent:
+            # The fold-in of c X is c times that of X (see `_fit`).
+            W = model.fold_in(scaled(X, exponent), self.components_)
+            W = np.ldexp(W, -exponent)
+        else:
+            W = model.fold_in(X, self.components_)
+        if not normalize:
+            return W
+        return model.doc_output(W, getattr(self, "p_z_", None))
 
-    def transform(self, X):
+    def transform(self, X, *, normalize=True):
         """Represent documents in the fitted topic space (fold-in).
 
         Parameters
@@ -299,6 +450,24 @@ class TopicFactorization(TopicEstimator):
 (n_samples, n_features)
             Non-negative data with the features seen in ``fit``.  A dask
             array gives a lazy dask array, block by block.
+        normalize : bool, default=True
+            ``True`` gives the estimator's document representation (see
+            its class: KLNMF's document factor, PLSI's ``P(z|d)``, LDAVI's
+            topic proportions...).  ``False`` gives the fold-in before it
+            is normalized or rescaled, as scikit-learn's
+            ``LatentDirichletAllocation.transform(normalize=False)`` does:
+            for LDAVI and GammaPoissonVI the variational parameters of the
+            documents' topic weights (LDAVI's Dirichlet :math:`\\gamma`,
+            scikit-learn's unnormalized output; GammaPoissonVI's Gamma
+            shapes :math:`a`, whose normalized rows are LDAVI's
+            proportions), for the others the count-scale document factor
+            ``W`` with ``W @ components_`` estimating ``X``: the expected
+            number of each document's words in each topic where the
+            topics sum to one (PLSI, HybridNMFPLSI, JointNMF; a
+            document without words gets zeros).  Where
+            ``transform`` already returns that factor (KLNMF,
+            NormalizedNMF, JointNMF with ``normalize="components"``) both
+            values give the same result.
 
         Returns
         -------
@@ -307,8 +476,12 @@ class TopicFactorization(TopicEstimator):
         """
         check_is_fitted(self)
         if is_dask_array(X):
-            return engine.map_row_blocks(self.transform, X, self.components_.shape[0])
-        return self._transform_valid(self._validate_X(X, reset=False))
+            return engine.map_row_blocks(
+                functools.partial(self.transform, normalize=normalize),
+                X,
+                self.components_.shape[0],
+            )
+        return self._transform_valid(self._validate_X(X, reset=False), normalize)
 
     @fill_doc
     def topic_proportions(self, X):
@@ -340,6 +513,9 @@ class TopicFactorization(TopicEstimator):
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
+        exponent = tiny_data_exponent(X) if self._scale_equivariant else 0
+        if exponent:
+            X = scaled(X, exponent)  # proportions do not depend on the scale
         return self._build_model().topic_proportions(X, self.components_)
 
     def topic_word_distributions(self):
@@ -487,12 +663,17 @@ class StepwiseEM:
 
     _parameter_constraints: dict = {
         **TopicFactorization._parameter_constraints,
+        "n_components": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
         "learning_decay": [Interval(Real, 0.5, 1, closed="right")],
         "learning_offset": [Interval(Real, 1, None, closed="left")],
     }
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
+    @all_or_nothing(fresh=False)
     def partial_fit(self, X, y=None):
         """Update the model with one mini-batch of documents (online learning).
 
@@ -526,10 +707,9 @@ class StepwiseEM:
                 )
             runner = engine.InMemoryRunner(X)
             n, m = X.shape
-            init = resolve_init(self.init, self._default_init, n, m, self.n_components)
-            H = engine.start_topics(
-                model, runner, init, self.n_components, self.random_state
-            )
+            k = self._n_topics(m)
+            init = resolve_init(self.init, self._default_init, n, m, k)
+            H = engine.start_topics(model, runner, init, k, self.random_state)
             self.n_batch_iter_ = 0
         else:
             H = self.components_

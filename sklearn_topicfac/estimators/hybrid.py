@@ -3,7 +3,7 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._docstrings import fill_doc
 from ..engine.iterations import Run
@@ -47,8 +47,10 @@ class HybridNMFPLSI(TopicFactorization):
 
     Parameters
     ----------
-    n_components : int, default=10
+    n_components : int or "auto", default=10
         Number of topics (clusters).
+        ``"auto"``: as scikit-learn's ``NMF``, the number of rows of the
+        ``H`` passed to ``fit`` with ``init="custom"``, else ``n_features``.
     init : {"kmeans", "random", "nndsvda", "custom"} or None, default=None
         Start.  ``None`` uses ``"kmeans"`` (the paper's smoothed K-means
         start; ``random_state`` seeds K-means) when
@@ -82,7 +84,10 @@ class HybridNMFPLSI(TopicFactorization):
     loss_ : float
         Final objective.
     loss_history_ : ndarray of shape (n_iter_ + 1,)
-        Objective at the start and after every iteration of every phase.
+        Objective at the start and after every iteration of every phase,
+        then after each split-merge move kept (one entry each: the
+        objective its trial reached; the trials' iterations are in
+        ``split_merge_moves_``) and every iteration run on after them.
     phase_losses_ : ndarray of shape (2 * n_rounds_ + 1,)
         Objective at the start and after each phase: entry ``2 r + 1`` after
         the NMF phase of round ``r`` (counting from 0), entry ``2 r + 2`` after
@@ -92,7 +97,8 @@ class HybridNMFPLSI(TopicFactorization):
     n_rounds_ : int
         Number of rounds run.
     n_iter_ : int
-        Total number of iterations over all phases.
+        Total number of iterations over all phases (plus one per kept move
+        and the iterations after them).
     {{moves_made}}
     {{features_seen}}
 
@@ -130,6 +136,10 @@ class HybridNMFPLSI(TopicFactorization):
 
     _parameter_constraints: dict = {
         **TopicFactorization._parameter_constraints,
+        "n_components": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
     }
 
@@ -164,6 +174,8 @@ class HybridNMFPLSI(TopicFactorization):
     _blockwise = False
     # The rounds are what stops the fit (and what a ConvergenceWarning names).
     _iteration_limit = "n_rounds"
+    _scale_equivariant = True
+    _objective_attributes = ("phase_losses_",)
 
     def _build_model(self):
         # The fitted parametrization is PLSI's, so are the fold-in and the

@@ -49,8 +49,10 @@ class JointNMF(StepwiseEM, TopicFactorization):
 
     Parameters
     ----------
-    n_components : int, default=10
+    n_components : int or "auto", default=10
         Number of topics.
+        ``"auto"``: as scikit-learn's ``NMF``, the number of rows of the
+        ``H`` passed to ``fit`` with ``init="custom"``, else ``n_features``.
     normalize : {"components", "both"}, default="components"
         Which factors carry the sum-to-one constraint (see above).
     alpha : float >= 0, default=0.0
@@ -140,6 +142,8 @@ class JointNMF(StepwiseEM, TopicFactorization):
                 "alpha > 0 has no effect with normalize='both' (the rows of W sum "
                 "to one, so the L1 penalty is constant); use normalize='components'."
             )
+
+    _scale_equivariant = True
 
     def _build_model(self):
         return JointNMFModel(

@@ -20,7 +20,9 @@ class KLNMF(StepwiseEM, TopicFactorization):
     by Lee & Seung's multiplicative updates (Zhang, Ding & Tang, Alg. 1),
     ``W`` first, then ``H`` -- the order of scikit-learn's
     ``NMF(beta_loss="kullback-leibler", solver="mu")``, whose iterates this
-    estimator reproduces from the same start:
+    estimator reproduces from the same custom start ``(W, H)`` with
+    ``split_merge=0`` (the default split-merge moves leave that path; the
+    stopping rules differ too, so compare with ``tol=0``):
 
     .. math::
 
@@ -34,8 +36,10 @@ class KLNMF(StepwiseEM, TopicFactorization):
 
     Parameters
     ----------
-    n_components : int, default=10
+    n_components : int or "auto", default=10
         Number of topics (the rank of the factorization).
+        ``"auto"``: as scikit-learn's ``NMF``, the number of rows of the
+        ``H`` passed to ``fit`` with ``init="custom"``, else ``n_features``.
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start of the iterations.  ``None`` uses ``"nndsvda"`` (a non-negative
         SVD start, deterministic up to ``random_state``) when
@@ -108,6 +112,8 @@ class KLNMF(StepwiseEM, TopicFactorization):
         self.random_state = random_state
         self.verbose = verbose
 
+    _scale_equivariant = True
+
     def _build_model(self):
         return KLNMFModel(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
 
@@ -138,8 +144,10 @@ class NormalizedNMF(KLNMF):
 
     Parameters
     ----------
-    n_components : int, default=10
+    n_components : int or "auto", default=10
         Number of topics.
+        ``"auto"``: as scikit-learn's ``NMF``, the number of rows of the
+        ``H`` passed to ``fit`` with ``init="custom"``, else ``n_features``.
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start, as for :class:`KLNMF`; a custom ``(W, H)`` is rescaled into the
         normalized form without changing ``W H``.

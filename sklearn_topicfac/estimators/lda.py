@@ -16,7 +16,7 @@ from ..engine.online import online_vb
 from ..engine.starts import gamma_draw, resolve_init
 from ..kernels import normalize_rows
 from ..models import CVB0Model, GammaPoissonModel, LDAModel
-from ._base import TopicFactorization
+from ._base import TopicFactorization, all_or_nothing
 
 # GammaPoissonVI's partial_fit: LDAVI's default online schedule
 # (learning_offset, learning_decay, batch_size, total_samples).
@@ -87,6 +87,7 @@ class _Variational(TopicFactorization):
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
+    @all_or_nothing(fresh=False)
     def partial_fit(self, X, y=None):
         """One online variational Bayes pass over ``X`` in mini-batches.
 
@@ -357,9 +358,10 @@ default=None
         restarts, do not leave (on the 20-topic corpus of
         ``examples/choosing_k.py`` it made the held-out score choose k = 28
         instead of 20).  Each move costs about one more fit of a few epochs;
-        ``0`` disables the moves (and, with ``init="random"``, reproduces
-        scikit-learn's fit).  The moves made are in
-        ``split_merge_moves_``.
+        ``0`` disables the moves; with ``init="random"`` and the same
+        ``random_state`` the first epoch is then scikit-learn's (the later
+        ones differ by their E-step's start, see above).  The moves made
+        are in ``split_merge_moves_``.
     tol : float, default=1e-4
         {{stopping}}
         (An iteration is an epoch; the objective is minus the bound.)
@@ -406,19 +408,24 @@ default=None
         ``-bound(X)`` (see above).
     loss_history_ : ndarray of shape (n_iter_ + 1,)
         Minus the bound at the start (with the first E-step's gamma) and
-        after every epoch.  In online
-        learning the entries before the last sum each mini-batch's bound
-        with the topics it met (a free running estimate); the last is exact.
+        after every epoch of the kept start's run; then one entry per
+        split-merge move kept (minus the bound its trial reached: the
+        trials' own epochs are in ``split_merge_moves_``) and the epochs
+        run on after the moves.  In batch learning it never rises.  In
+        online learning the entries before the last sum each mini-batch's
+        bound with the topics it met (a free running estimate); the last is
+        exact.
     n_iter_ : int
-        Number of epochs run by ``fit`` (of the last kept run: the start's, or
-        that of the last split-merge move kept; ``loss_history_`` is that
-        run's too).
+        Number of epochs of the fit kept (a kept move counting as one):
+        ``len(loss_history_) - 1``.
     split_merge_moves_ : list of dict
         The split-merge moves ``fit`` tried, in order: ``"merged"`` (the
         kept topic and the one merged into it, whose slot took one half of
         the split), ``"split"`` (the topic split), ``"bound_before"``,
         ``"bound_after"`` (and the same as objectives, minus the bounds:
-        ``"objective_before"``, ``"objective_after"``) and ``"accepted"``.
+        ``"objective_before"``, ``"objective_after"``), ``"accepted"`` and
+        ``"history"`` (minus the bound at the moved topics and after every
+        epoch of the move's trial).
     n_batch_iter_ : int
         One plus the number of M-steps so far (the :math:`t` of the next
         online step), as in scikit-learn.
@@ -685,9 +692,10 @@ default=None
         Minus the Gamma-Poisson evidence lower bound of the fitted state, at
         most ``-bound(X)`` (as :class:`LDAVI`).
     loss_history_ : ndarray of shape (n_iter_ + 1,)
-        Minus the bound at the start and after every epoch.
+        Minus the bound at the start and after every epoch, a kept
+        split-merge move counting as one epoch (as :class:`LDAVI`).
     n_iter_ : int
-        Number of epochs run (of the last kept run, as :class:`LDAVI`).
+        Number of epochs of the fit kept (as :class:`LDAVI`).
     split_merge_moves_ : list of dict
         The split-merge moves tried (as :class:`LDAVI`).
     n_batch_iter_ : int

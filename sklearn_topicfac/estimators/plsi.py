@@ -38,8 +38,10 @@ class PLSI(StepwiseEM, TopicFactorization):
 
     Parameters
     ----------
-    n_components : int, default=10
+    n_components : int or "auto", default=10
         Number of topics (aspects).
+        ``"auto"``: as scikit-learn's ``NMF``, the number of rows of the
+        ``H`` passed to ``fit`` with ``init="custom"``, else ``n_features``.
     beta : float in (0, 1], default=1.0
         Tempering exponent of the posterior; 1 gives plain EM.
     init : {"random", "nndsvda", "custom"} or None, default=None
@@ -66,9 +68,11 @@ class PLSI(StepwiseEM, TopicFactorization):
     loss_ : float
         Final objective ``D(X || N P(d, w))``.
     loss_history_ : ndarray of shape (n_iter_ + 1,)
-        Objective at the start and after every EM step.
+        Objective at the start and after every EM step; a split-merge move
+        kept counts as one step (its trial's steps are in
+        ``split_merge_moves_``).
     n_iter_ : int
-        Number of EM steps run.
+        Number of EM steps of the fit kept (a kept move counting as one).
     {{moves_made}}
     {{features_seen}}
 
@@ -119,6 +123,8 @@ class PLSI(StepwiseEM, TopicFactorization):
         self.learning_offset = learning_offset
         self.random_state = random_state
         self.verbose = verbose
+
+    _scale_equivariant = True
 
     def _build_model(self):
         return PLSIModel(self.beta, fold_in_iter=self.max_iter, fold_in_tol=self.tol)

@@ -15,7 +15,7 @@ from .._validation import is_dask_array, reconstruct, warn
 from ..engine import Blocks
 from ..kernels import completion_log_likelihood
 from ..models import SimplexMap
-from ._base import TopicEstimator
+from ._base import TopicEstimator, all_or_nothing
 from .plsi import PLSI
 
 
@@ -339,6 +339,7 @@ class SimplexPLSA(TopicEstimator):
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
+    @all_or_nothing(fresh=True)
     def fit(self, X, y=None):
         """Fit the simplex decomposition to real-valued data ``X``.
 
@@ -425,7 +426,7 @@ class SimplexPLSA(TopicEstimator):
         self.n_iter_ = plsa.n_iter_
         return self
 
-    def transform(self, X):
+    def transform(self, X, *, normalize=True):
         """Weights of ``X`` on the learned simplex (rows on the standard simplex).
 
         Each row is mapped onto the standard simplex with the fitted affine
@@ -435,6 +436,11 @@ class SimplexPLSA(TopicEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Real-valued data with the features seen in ``fit``.
+        normalize : bool, default=True
+            ``False`` gives the PLSA step's fold-in before it is normalized
+            (``plsa_.transform(..., normalize=False)``): the weights times
+            the mass of each mapped point (times ``point_mass``); ``True``
+            the weights, summing to one.
 
         Returns
         -------
@@ -451,7 +457,25 @@ class SimplexPLSA(TopicEstimator):
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         P = self._simplex_points(X, rescale_rows=True)
-        return self.plsa_.transform(P * self.point_mass)
+        return self.plsa_.transform(P * self.point_mass, normalize=normalize)
+
+    def fit_transform(self, X, y=None, *, normalize=True):
+        """Fit, then return ``transform(X, normalize=normalize)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Real-valued data.
+        y : None
+            Ignored.
+        normalize : bool, default=True
+            As for ``transform``.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+        """
+        return self.fit(X).transform(X, normalize=normalize)
 
     def inverse_transform(self, X):
         """Map simplex weights back to data space: ``X @ components_``.

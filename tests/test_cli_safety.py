@@ -1,0 +1,359 @@
+"""The ``topicfac`` command with files it did not write: models and outputs.
+
+Each case runs the command as a subprocess on a small corpus: model files
+that would run code are refused, outputs never replace an input, another
+output or (without ``--force``) an existing file, never go through a
+symbolic link, are checked before the fit and written atomically; a corpus
+folder reads nothing through links out of it; CSV cells cannot be formulas.
+"""
+
+import csv
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import joblib
+import pytest
+
+import sklearn_topicfac
+from sklearn_topicfac import _cli
+from sklearn_topicfac._cli import main
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SPORTS = "goal match league cup striker referee"
+MONEY = "bank stock bond market dividend loan"
+
+
+def _subprocess(args, extra_path=None, code=None):
+    """Run ``python -m sklearn_topicfac ARGS`` (or ``python -c CODE ARGS``)."""
+    env = dict(os.environ)
+    paths = [str(REPO_ROOT), extra_path, env.get("PYTHONPATH")]
+    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in paths if p)
+    command = ["-m", "sklearn_topicfac"] if code is None else ["-c", code]
+    return subprocess.run(
+        [sys.executable, *command, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO_ROOT,
+        timeout=300,
+    )
+
+
+def _in_process(args, capsys):
+    try:
+        status = main([str(a) for a in args])
+    except SystemExit as exc:
+        status = exc.code
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(args, status, out, err)
+
+
+@pytest.fixture(params=["main", pytest.param("subprocess", marks=pytest.mark.slow)])
+def topicfac(request, capsys, monkeypatch):
+    """The command, run by ``main`` here or as a subprocess (slow: ~2 s each).
+
+    ``topicfac(*args, extra_path=None, failing_writer=None)``: ``extra_path``
+    goes on the module path; ``failing_writer`` is an exception the CSV
+    writer raises after writing part of the file.
+    """
+
+    def run(*args, extra_path=None, failing_writer=None):
+        if request.param == "subprocess":
+            code = None
+            if failing_writer is not None:
+                code = FAILING_WRITER.format(error=failing_writer)
+            return _subprocess(args, extra_path, code)
+        if extra_path is not None:
+            monkeypatch.syspath_prepend(str(extra_path))
+        with monkeypatch.context() as patch:
+            if failing_writer is not None:
+                patch.setattr(_cli, "_write_csv", _failing_writer(failing_writer))
+            return _in_process(args, capsys)
+
+    return run
+
+
+FAILING_WRITER = """
+import sys
+from sklearn_topicfac import _cli
+
+def failing(path, header, rows):
+    with open(path, "w") as fh:
+        fh.write("document,topic0\\n1,0.5\\n")
+    raise {error}
+
+_cli._write_csv = failing
+sys.exit(_cli.main(sys.argv[1:]))
+"""
+
+
+# The failures of the interrupted-write test: as code for the subprocess, and
+# as the exception raised here.
+_ERRORS = {
+    "OSError(28, 'No space left on device')": lambda: OSError(
+        28, "No space left on device"
+    ),
+    "KeyboardInterrupt()": KeyboardInterrupt,
+}
+
+
+def _failing_writer(error):
+    def failing(path, header, rows):
+        with open(path, "w") as fh:
+            fh.write("document,topic0\n1,0.5\n")
+        raise _ERRORS[error]()
+
+    return failing
+
+
+def _refused(result, *words):
+    assert result.returncode == 1, result.stdout + result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert "error: " in line and "Traceback" not in result.stderr
+    for word in words:
+        assert word in line, line
+    # Refused before reading the corpus or fitting:
+    assert "documents" not in result.stdout
+    return line
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    """A folder corpus of two vocabularies and a model fitted on it."""
+    root = tmp_path_factory.mktemp("cli_safety")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    for i in range(8):
+        (corpus / f"s{i}.txt").write_text(f"{SPORTS} {SPORTS.split()[i % 6]}")
+        (corpus / f"m{i}.txt").write_text(f"{MONEY} {MONEY.split()[i % 6]}")
+    model, theta = root / "model.skops", root / "theta.csv"
+    fit = ["-k", "2", "--max-iter", "5", "--estimator", "PLSI"]
+    assert main([str(corpus), *fit, "--save-model", str(model)]) == 0
+    assert main(["apply", str(model), str(corpus), "--doc-topics", str(theta)]) == 0
+    return dict(root=root, corpus=corpus, model=model, theta=theta, fit=fit)
+
+
+# ---------------------------------------------------------------- models
+PAYLOAD = """
+class Payload:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __getstate__(self):
+        return {"marker": self.marker}
+
+    def __setstate__(self, state):
+        open(state["marker"], "w").write("ran")
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+"""
+
+
+def test_apply_refuses_model_files_that_would_run_code(
+    topicfac, work, tmp_path, monkeypatch
+):
+    import skops.io
+
+    (tmp_path / "payload_module.py").write_text(PAYLOAD)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import payload_module
+
+    marker = tmp_path / "marker"
+    model = sklearn_topicfac.load(work["model"])
+    model[-1].extra_ = payload_module.Payload(str(marker))
+    evil_skops = tmp_path / "evil.skops"
+    skops.io.dump(model, evil_skops)
+    evil_pickle = tmp_path / "evil.joblib"
+    joblib.dump(payload_module.Payload(str(marker)), evil_pickle)
+    sys.modules.pop("payload_module", None)
+    joblib.load(evil_pickle)  # what the pickle does when it is loaded
+    assert marker.exists()
+    marker.unlink()
+
+    out = tmp_path / "out.csv"
+    for path, words in (
+        (evil_skops, ("payload_module.Payload", "not loaded")),
+        (evil_pickle, ("is a pickle", "--trust-pickle", "can run any code")),
+    ):
+        result = topicfac(
+            "apply", path, work["corpus"], "--doc-topics", out, extra_path=tmp_path
+        )
+        _refused(result, str(path), *words)
+        assert not marker.exists() and not out.exists()
+
+
+def _legacy_pickle(model, path):
+    """``model`` pickled as topicfac --save-model did before the restructuring.
+
+    (Protocol 2 names classes as lines of text, so the old module path can
+    be written in place of the new one.)
+    """
+    data = pickle.dumps(model, protocol=2)
+    assert b"sklearn_topicfac.estimators.plsi\n" in data
+    path.write_bytes(
+        data.replace(b"sklearn_topicfac.estimators.plsi\n", b"sklearn_topicfac._plsi\n")
+    )
+    return path
+
+
+def test_apply_loads_an_old_pickled_model_only_with_trust_pickle(
+    topicfac, work, tmp_path
+):
+    old = _legacy_pickle(sklearn_topicfac.load(work["model"]), tmp_path / "old.joblib")
+    out = tmp_path / "out.csv"
+    result = topicfac("apply", old, work["corpus"], "--doc-topics", out)
+    line = _refused(result, "is a pickle", "--trust-pickle")
+    assert "not a model saved by" not in line
+    result = topicfac(
+        "apply", old, work["corpus"], "--doc-topics", out, "--trust-pickle"
+    )
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes() == work["theta"].read_bytes()
+
+
+def test_help_says_why_pickles_need_trust_pickle(topicfac):
+    result = topicfac("apply", "--help")
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())
+    assert "--trust-pickle" in text and "can run any code" in text
+    assert "skops" in text
+
+
+# --------------------------------------------------------------- outputs
+@pytest.mark.parametrize("option", ["--doc-topics", "--save-model", "--report"])
+def test_an_existing_output_is_refused_without_force(topicfac, work, tmp_path, option):
+    target = tmp_path / "existing"
+    target.write_text("precious")
+    result = topicfac(work["corpus"], *work["fit"], option, target)
+    _refused(result, option, str(target), "exists", "--force")
+    assert target.read_text() == "precious"
+
+
+def test_force_replaces_existing_outputs(topicfac, work, tmp_path):
+    outputs = {
+        "--doc-topics": tmp_path / "theta.csv",
+        "--save-model": tmp_path / "model.skops",
+        "--report": tmp_path / "report.html",
+    }
+    for path in outputs.values():
+        path.write_text("old")
+    args = [a for option, path in outputs.items() for a in (option, path)]
+    result = topicfac(work["corpus"], *work["fit"], *args, "--force")
+    assert result.returncode == 0, result.stderr
+    assert outputs["--doc-topics"].read_bytes() == work["theta"].read_bytes()
+    assert sklearn_topicfac.load(outputs["--save-model"])[-1].n_components == 2
+    assert outputs["--report"].read_text().startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        p.name for p in outputs.values()
+    )  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    "case", ["corpus file", "model", "two options", "in corpus folder"]
+)
+def test_an_output_never_replaces_an_input_or_another_output(
+    topicfac, work, tmp_path, case
+):
+    docs = tmp_path / "docs.csv"
+    docs.write_text("text\n" + "\n".join([SPORTS, MONEY] * 4) + "\n")
+    kept = {p: p.read_bytes() for p in (docs, work["model"])}
+    if case == "corpus file":
+        args = [docs, *work["fit"], "--doc-topics", docs]
+        words = ("--doc-topics", "is the INPUT file")
+    elif case == "model":
+        args = ["apply", work["model"], docs, "--doc-topics", work["model"]]
+        words = ("--doc-topics", "is the MODEL file")
+    elif case == "two options":
+        # The same file spelled two ways.
+        other = tmp_path / "x" / ".." / "out.html"
+        (tmp_path / "x").mkdir()
+        args = [docs, *work["fit"], "--doc-topics", tmp_path / "out.html"]
+        args += ["--report", other]
+        words = ("--doc-topics and --report are the same file",)
+    else:
+        args = [work["corpus"], *work["fit"], "--doc-topics", work["corpus"] / "t.csv"]
+        words = ("lies in the corpus folder",)
+    _refused(topicfac(*args, "--force"), *words)
+    assert {p: p.read_bytes() for p in kept} == kept
+    assert not (tmp_path / "out.html").exists()
+    assert not (work["corpus"] / "t.csv").exists()
+
+
+@pytest.mark.parametrize("dangling", [False, True], ids=["existing", "dangling"])
+def test_an_output_is_never_written_through_a_symbolic_link(
+    topicfac, work, tmp_path, dangling
+):
+    target = tmp_path / "target.csv"
+    if not dangling:
+        target.write_text("precious")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    result = topicfac(
+        "apply", work["model"], work["corpus"], "--doc-topics", link, "--force"
+    )
+    _refused(result, "--doc-topics", "symbolic link")
+    assert link.is_symlink()
+    assert target.read_text() == "precious" if not dangling else not target.exists()
+
+
+def test_a_missing_output_folder_is_refused_before_fitting(topicfac, work, tmp_path):
+    theta = tmp_path / "theta.csv"
+    missing = tmp_path / "no_such_folder" / "model.skops"
+    result = topicfac(
+        work["corpus"], *work["fit"], "--doc-topics", theta, "--save-model", missing
+    )
+    _refused(result, "--save-model", "no such folder", "no_such_folder")
+    assert not theta.exists()  # no output written before the refusal
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [(error, status) for error, status in zip(_ERRORS, (1, 130), strict=True)],
+)
+def test_an_interrupted_write_leaves_the_old_file(
+    topicfac, work, tmp_path, error, status
+):
+    out = tmp_path / "theta.csv"
+    out.write_text("the old file\n")
+    args = ["apply", work["model"], work["corpus"], "--doc-topics", out, "--force"]
+    result = topicfac(*args, failing_writer=error)
+    assert result.returncode == status, result.stderr
+    assert out.read_text() == "the old file\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["theta.csv"]  # no temp file
+    # The same run without the failure replaces it.
+    assert topicfac(*args).returncode == 0
+    assert out.read_bytes() == work["theta"].read_bytes()
+
+
+# ------------------------------------------------------------------ input
+def test_folder_links_out_are_skipped_and_formula_cells_escaped(topicfac, tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    names = ["=1+1", "+cmd", "-2", "@sum", "\tx", "\ry", "plain"]
+    for i, name in enumerate(names):
+        (corpus / f"{name}.txt").write_text([SPORTS, MONEY][i % 2])
+    (corpus / "m2.txt").write_text(MONEY)
+    outside = tmp_path / "outside"
+    (outside / "more").mkdir(parents=True)
+    (outside / "secret.txt").write_text("password hunter")
+    (outside / "more" / "a.txt").write_text("password hunter")
+    (corpus / "secret.txt").symlink_to(outside / "secret.txt")
+    (corpus / "more").symlink_to(outside / "more", target_is_directory=True)
+    (corpus / "again.txt").symlink_to(corpus / "plain.txt")  # inside: read
+    theta = tmp_path / "theta.csv"
+    result = topicfac(
+        corpus, "-k", "2", "--max-iter", "5", "--stop-words", "none", "--max-df", "1.0",
+        "--doc-topics", theta,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "skipped 2 symbolic link(s)" in result.stderr
+    assert "9 documents x 12 terms" in result.stdout  # no password, no hunter
+    with open(theta, newline="", encoding="utf-8") as fh:
+        ids = [row[0] for row in csv.reader(fh)][1:]
+    assert sorted(ids) == sorted(
+        [f"'{name}.txt" for name in names[:-1]] + ["plain.txt", "m2.txt", "again.txt"]
+    )

@@ -1,0 +1,248 @@
+"""Model files: ``sklearn_topicfac.save`` / ``load`` (skops) and legacy pickles."""
+
+import gzip
+import json
+import os
+import pickle
+import sys
+import warnings
+import zipfile
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pytest
+import skops.io
+from _corpora import planted_counts
+from _estimators import REGISTRY, estimators_with
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.pipeline import make_pipeline
+
+import sklearn_topicfac
+from sklearn_topicfac import KLNMF, PLSI, load, save
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::sklearn.exceptions.ConvergenceWarning", "ignore::UserWarning"
+)
+
+DATA = Path(__file__).parent / "data"
+
+
+def _fitted(spec):
+    X = planted_counts(n=40, m=12, k=3, seed=0, sparse=False)
+    params = dict(n_components=2, random_state=0)
+    if spec.name == "SimplexPLSA":
+        params["svd_components"] = 1
+    return spec.make(**params).fit(X), X
+
+
+@pytest.mark.parametrize("spec", REGISTRY, ids=lambda s: s.name)
+def test_every_estimator_round_trips_bit_identically(spec, tmp_path):
+    est, X = _fitted(spec)
+    path = save(est, tmp_path / "model.skops")
+    assert zipfile.is_zipfile(path)
+    back = load(path)
+    assert type(back) is type(est)
+    assert back.get_params(deep=False).keys() == est.get_params(deep=False).keys()
+    assert np.array_equal(back.components_, est.components_)
+    assert np.array_equal(back.transform(X), est.transform(X))
+
+
+@pytest.mark.parametrize("spec", estimators_with("partial_fit"))
+def test_online_learning_continues_the_same_after_a_round_trip(spec, tmp_path):
+    X = planted_counts(n=60, m=12, k=3, seed=1)
+    est = spec.make(n_components=2, random_state=0).partial_fit(X[:30])
+    back = load(save(est, tmp_path / "online.skops"))
+    est.partial_fit(X[30:])
+    back.partial_fit(X[30:])
+    assert np.array_equal(back.components_, est.components_)
+
+
+def test_the_cli_pipeline_round_trips_bit_identically(tmp_path):
+    docs = ["goal match league cup"] * 6 + ["bank stock bond market"] * 6
+    docs += ["goal bank", "match stock league bond"]
+    pipe = make_pipeline(
+        CountVectorizer(stop_words="english", max_df=0.9),
+        KLNMF(n_components=2, random_state=0),
+    ).fit(docs)
+    back = load(save(pipe, tmp_path / "pipe.skops"))
+    assert np.array_equal(back.transform(docs), pipe.transform(docs))
+    assert back[0].vocabulary_ == pipe[0].vocabulary_
+
+
+def test_the_file_records_the_version_that_wrote_it(tmp_path):
+    path = save(PLSI(n_components=2).fit(np.eye(4) + 1), tmp_path / "m.skops")
+    with zipfile.ZipFile(path) as archive:
+        entry = json.loads(archive.read("sklearn_topicfac.json"))
+    assert entry == {"version": sklearn_topicfac.__version__}
+    # skops itself still reads the file.
+    assert isinstance(skops.io.load(path, trusted=[KLNMF, PLSI]), PLSI)
+
+
+# ---------------------------------------------------------- hostile files
+PAYLOAD_MODULE = """
+class Payload:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __getstate__(self):
+        return {"marker": self.marker}
+
+    def __setstate__(self, state):
+        open(state["marker"], "w").write("ran")
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+"""
+
+
+@pytest.fixture
+def payload(tmp_path, monkeypatch):
+    """A class that writes a marker file when it is rebuilt from a file."""
+    (tmp_path / "payload_module.py").write_text(PAYLOAD_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import payload_module
+
+    yield payload_module.Payload, tmp_path / "marker"
+    sys.modules.pop("payload_module", None)
+
+
+def test_a_skops_file_smuggling_os_system_is_refused(tmp_path):
+    est = KLNMF(n_components=2, random_state=0).fit(np.eye(5) + 1)
+    est.callback_ = os.system
+    path = tmp_path / "evil.skops"
+    skops.io.dump(est, path)
+    with pytest.raises(ValueError, match=r"not loaded: posix\.system\.$"):
+        load(path)
+
+
+def test_a_skops_file_whose_loading_runs_code_is_refused(payload, tmp_path):
+    Payload, marker = payload
+    est = PLSI(n_components=2, random_state=0).fit(np.eye(5) + 1)
+    est.extra_ = Payload(str(marker))
+    path = tmp_path / "evil.skops"
+    skops.io.dump(est, path)
+    # What the file does when its types are trusted:
+    skops.io.load(path, trusted=skops.io.get_untrusted_types(file=path))
+    assert marker.read_text() == "ran"
+    marker.unlink()
+
+    with pytest.raises(ValueError, match=r"never holds.*: payload_module\.Payload"):
+        load(path)
+    with pytest.raises(ValueError, match=r"payload_module\.Payload"):
+        load(path, trust_pickle=True)  # trusting pickles does not trust this
+    assert not marker.exists()
+
+
+def test_a_pickle_whose_loading_runs_code_is_refused(payload, tmp_path):
+    Payload, marker = payload
+    path = tmp_path / "evil.joblib"
+    joblib.dump({"model": Payload(str(marker))}, path)
+    joblib.load(path)  # what the file does when loaded as a pickle
+    assert marker.exists()
+    marker.unlink()
+
+    with pytest.raises(ValueError, match=r"is a pickle.*can run any code"):
+        load(path)
+    assert not marker.exists()
+
+
+def test_other_files_are_refused_with_what_they_are(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("x not a model")
+    with pytest.raises(ValueError, match="is not a model file: neither a skops"):
+        load(text, trust_pickle=True)
+    broken = tmp_path / "broken.skops"
+    broken.write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(ValueError, match="is not a readable skops file"):
+        load(broken)
+    with pytest.raises(FileNotFoundError):
+        load(tmp_path / "none.skops")
+
+
+# ------------------------------------------------------- legacy pickles
+@pytest.mark.parametrize(
+    "compress", [0, 3, ("gzip", 3), ("bz2", 3), ("xz", 3), ("lzma", 3)]
+)
+def test_a_trusted_pickle_loads(tmp_path, compress):
+    est = PLSI(n_components=2, random_state=0).fit(np.eye(6) + 1)
+    path = tmp_path / "model.joblib"
+    joblib.dump(est, path, compress=compress)
+    with pytest.raises(ValueError, match="trust_pickle=True"):
+        load(path)
+    back = load(path, trust_pickle=True)
+    assert np.array_equal(back.transform(np.eye(6)), est.transform(np.eye(6)))
+
+
+def test_a_plain_pickle_loads_when_trusted(tmp_path):
+    est = KLNMF(n_components=2, random_state=0).fit(np.eye(6) + 1)
+    path = tmp_path / "model.pkl"
+    path.write_bytes(pickle.dumps(est))
+    assert np.array_equal(load(path, trust_pickle=True).components_, est.components_)
+
+
+def test_models_pickled_before_the_restructuring_load_and_transform_the_same():
+    # Written by topicfac 0.1.0.dev0 at the commit before the package was
+    # reorganized (its estimators then lived in sklearn_topicfac._klnmf,
+    # ._plsi, ._lda, ._joint, ._hybrid, ._simplex); see tests/data/README.md.
+    path = DATA / "models_before_restructure.joblib"
+    raw = path.read_bytes()
+    assert b"sklearn_topicfac._klnmf" in raw and b"sklearn_topicfac._simplex" in raw
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scikit-learn's version warning, if any
+        saved = load(path, trust_pickle=True)
+    assert sorted(saved["models"]) == sorted(spec.name for spec in REGISTRY)
+    for name, model in saved["models"].items():
+        assert type(model) is getattr(sklearn_topicfac, name)
+        assert type(model).__module__.startswith("sklearn_topicfac.estimators.")
+        model.get_params()  # every current parameter is set
+        assert np.array_equal(
+            model.transform(saved["X_new"]), saved["transform"][name]
+        ), name
+
+
+def _with_module_renamed(path, old, new, out):
+    """A copy of a skops file naming module ``new`` for ``old``, saved by 9.9.9."""
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
+        for item in src.namelist():
+            data = src.read(item)
+            if item == "schema.json":
+                schema = json.loads(data)
+                assert schema["__module__"] == old
+                schema["__module__"] = new
+                data = json.dumps(schema).encode()
+            if item == "sklearn_topicfac.json":
+                data = json.dumps({"version": "9.9.9"}).encode()
+            dst.writestr(item, data)
+    return out
+
+
+def test_a_class_this_version_lacks_is_named_with_both_versions(tmp_path):
+    path = save(KLNMF(n_components=2).fit(np.eye(4) + 1), tmp_path / "m.skops")
+    moved = _with_module_renamed(
+        path,
+        "sklearn_topicfac.estimators.klnmf",
+        "sklearn_topicfac.estimators.klnmf2",
+        tmp_path / "moved.skops",
+    )
+    with pytest.raises(ValueError) as info:
+        load(moved)
+    message = str(info.value)
+    assert "saved by sklearn-topicfac 9.9.9" in message
+    assert f"installed sklearn-topicfac {sklearn_topicfac.__version__}" in message
+    assert "sklearn_topicfac.estimators.klnmf2.KLNMF" in message
+
+
+def test_a_pickle_naming_a_missing_module_names_the_versions(tmp_path):
+    est = KLNMF(n_components=2).fit(np.eye(4) + 1)
+    data = pickle.dumps(est, protocol=4)
+    # (a name of the same length: the pickle stores its length)
+    data = data.replace(b"estimators.klnmf", b"_gone_modules.km")
+    path = tmp_path / "future.pkl"
+    path.write_bytes(gzip.compress(data))
+    with pytest.raises(ValueError) as info:
+        load(path, trust_pickle=True)
+    message = str(info.value)
+    assert "sklearn_topicfac._gone_modules" in message
+    assert f"installed sklearn-topicfac {sklearn_topicfac.__version__}" in message
+    assert "version it does not record" in message
