@@ -522,6 +522,11 @@ default=None
         self.random_state = random_state
         self.verbose = verbose
 
+    def __setstate__(self, state):
+        # Models saved before ``inference`` existed ran mean-field VB.
+        state.setdefault("inference", "vb")
+        super().__setstate__(state)
+
     def _resolve_priors(self):
         super()._resolve_priors()
         eta = self.topic_word_prior
