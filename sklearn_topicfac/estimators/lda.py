@@ -13,9 +13,9 @@ from .. import engine
 from .._docstrings import fill_doc
 from .._validation import reconstruct
 from ..engine.online import online_vb
-from ..engine.starts import gamma_draw
+from ..engine.starts import gamma_draw, resolve_init
 from ..kernels import normalize_rows
-from ..models import GammaPoissonModel, LDAModel
+from ..models import CVB0Model, GammaPoissonModel, LDAModel
 from ._base import TopicFactorization, all_or_nothing
 
 # GammaPoissonVI's partial_fit: LDAVI's default online schedule
@@ -81,6 +81,10 @@ class _Variational(TopicFactorization):
     def _schedule(self):
         return _DEFAULT_SCHEDULE
 
+    def _vb_model(self):
+        """The mean-field model, which online learning runs."""
+        return self._build_model()
+
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     @all_or_nothing(fresh=False)
@@ -115,7 +119,7 @@ class _Variational(TopicFactorization):
         X = X.astype(self.components_.dtype, copy=False)
         offset, decay, batch_size, total_samples = self._schedule()
         self.components_, self.n_batch_iter_ = online_vb(
-            self._build_model(),
+            self._vb_model(),
             X,
             self.components_,
             self.random_state_,
@@ -366,6 +370,25 @@ default=None
     verbose : int, default=0
         Print the negative bound and elapsed time every 10 epochs (every
         epoch if ``verbose > 1``).
+    inference : {"vb", "cvb0"}, default="vb"
+        ``"vb"``: the mean-field variational Bayes above (scikit-learn's).
+        ``"cvb0"``: zero-order collapsed variational inference (Asuncion et
+        al., 2009): every epoch is one sweep over the stored entries,
+        :math:`g_{dwk} \\propto (N_{dk}^{\\neg dw} + \\alpha_k)
+        (N_{kw}^{\\neg dw} + \\eta) / (N_k^{\\neg dw} + V\\eta)` with each
+        token's own counts left out, and ``components_`` are
+        :math:`N_{kw} + \\eta` (no :math:`\\exp\\psi` shrinkage of rare
+        terms).  CVB0's local optima depend on its start, so the mean-field
+        fit runs first (with ``init``, ``n_init`` and ``split_merge``) and
+        CVB0 runs twice, from ``init``'s start and from the mean-field
+        topics; the run with the lower objective is kept.  No bound is
+        ascended: the objective is minus the training log-likelihood under
+        the point estimates; no split-merge moves are made in the CVB0
+        runs; ``transform`` folds in by CVB0 sweeps with the topics fixed
+        (``max_doc_update_iter``, ``mean_change_tol`` on :math:`N_{dk}`);
+        :meth:`bound` is that log-likelihood; batch only; :meth:`partial_fit`
+        runs online VB on ``components_``.
+        Measurements in ``docs/lda.md``.
 
     Attributes
     ----------
@@ -422,6 +445,8 @@ default=None
     References
     ----------
     D. Blei, A. Ng, M. Jordan (2003). Latent Dirichlet allocation. JMLR 3.
+    A. Asuncion, M. Welling, P. Smyth, Y. W. Teh (2009). On smoothing and
+    inference for topic models. UAI.
     M. Hoffman, D. Blei, F. Bach (2010). Online learning for latent Dirichlet
     allocation. NIPS.
 
@@ -453,6 +478,7 @@ default=None
         "learning_offset": [Interval(Real, 1.0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "total_samples": [Interval(Real, 0, None, closed="neither")],
+        "inference": [StrOptions({"vb", "cvb0"})],
     }
 
     def __init__(
@@ -475,10 +501,12 @@ default=None
         tol=1e-4,
         random_state=None,
         verbose=0,
+        inference="vb",
     ):
         self.n_components = n_components
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
+        self.inference = inference
         self.learning_method = learning_method
         self.learning_decay = learning_decay
         self.learning_offset = learning_offset
@@ -494,12 +522,74 @@ default=None
         self.random_state = random_state
         self.verbose = verbose
 
+    def __setstate__(self, state):
+        # Models saved before ``inference`` existed ran mean-field VB.
+        state.setdefault("inference", "vb")
+        super().__setstate__(state)
+
     def _resolve_priors(self):
         super()._resolve_priors()
         eta = self.topic_word_prior
         self.topic_word_prior_ = 1.0 / self.n_components if eta == "auto" else eta
 
+    def _fit_engine(self, runner, W, H):
+        if self.inference == "vb":
+            return super()._fit_engine(runner, W, H)
+        # CVB0 has local optima that depend on the start more than VB's:
+        # it runs from its own start and from the mean-field fit's topics,
+        # and the run with the lower CVB0 objective is kept (docs/lda.md).
+        self._resolve_priors()
+        self._build_model()  # refuses what CVB0 does not run, before the VB fit
+        self._vb_stage = True
+        try:
+            vb = super()._fit_engine(runner, W, H)
+        finally:
+            del self._vb_stage
+        n, m = runner.shape
+        k = self.n_components
+        runs = [
+            engine.fit(
+                self._build_model(),
+                runner,
+                self._settings(n_init=1, moves=0),
+                init=init,
+                k=k,
+                random_state=self.random_state,
+                rng=self.random_state_,
+                W=W_start,
+                H=H_start,
+            )
+            for init, W_start, H_start in (
+                (resolve_init(self.init, self._default_init, n, m, k), W, H),
+                ("custom", None, vb.H),
+            )
+        ]
+        self.n_batch_iter_ += sum(run.n_steps for run in runs)
+        return min(runs, key=lambda run: run.history[-1])
+
     def _build_model(self):
+        if self.inference == "cvb0" and not getattr(self, "_vb_stage", False):
+            if self.topic_word_prior_ is None:
+                raise ValueError(
+                    "inference='cvb0' needs a topic-word prior (it smooths the "
+                    "collapsed counts); set topic_word_prior='auto' or a "
+                    "positive value, or use inference='vb' for point-estimate "
+                    "topics."
+                )
+            if self.learning_method != "batch":
+                raise ValueError(
+                    "inference='cvb0' runs batch sweeps; set learning_method="
+                    "'batch', or use inference='vb' for online learning."
+                )
+            return CVB0Model(
+                self.doc_topic_prior_,
+                self.topic_word_prior_,
+                self.max_doc_update_iter,
+                self.mean_change_tol,
+            )
+        return self._vb_model()
+
+    def _vb_model(self):
         return LDAModel(
             self.doc_topic_prior_,
             self.topic_word_prior_,

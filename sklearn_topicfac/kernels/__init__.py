@@ -18,6 +18,7 @@ estimators.
 - `divergence`: the generalized KL divergence;
 - `updates`: multiplicative (KL-NMF) and EM (PLSI) updates, normalization;
 - `variational`: LDA's variational E-step, bounds and Dirichlet/Gamma terms;
+- `collapsed`: LDA's zero-order collapsed variational (CVB0) sweep;
 - `completion`: the document-completion split of the held-out score;
 - `fold_in`: new documents' factor with the topics fixed;
 - `compiled`: the compiled twins of the kernels (the optional numba
@@ -27,6 +28,7 @@ estimators.
 """
 
 from ._parallel import thread_budget
+from .collapsed import cvb0_sweep
 from .completion import (
     HELD_OUT_SMOOTHING,
     completion_log_likelihood,
@@ -74,6 +76,7 @@ from .variational import (
 )
 
 __all__ = [
+    "cvb0_sweep",
     "HELD_OUT_SMOOTHING",
     "completion_log_likelihood",
     "completion_split",

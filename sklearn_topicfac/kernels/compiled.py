@@ -579,3 +579,84 @@ def lda_e_step(X, gamma, B, alpha, max_iter, tol):
         np.finfo(dtype).tiny,
     )  # fmt: skip
     return gamma, y
+
+
+@nb.njit(**_JIT)
+def _cvb0_rows(
+    indptr, indices, data, D, Tt, totals, alpha, eta, v_eta, exclude_words,
+    n_inner, lengths, new_doc, new_topic, log_lik, part, r0, r1,
+):  # fmt: skip
+    k = D.shape[1]
+    tiny = np.finfo(np.float64).tiny
+    g = np.empty(k, dtype=np.float64)
+    word = np.empty(k, dtype=np.float64)
+    acc = np.empty(k, dtype=np.float64)
+    e2 = np.empty(k, dtype=np.float64)
+    ll = 0.0
+    for i in range(r0, r1):
+        acc[:] = 0.0
+        for j in range(indptr[i], indptr[i + 1]):
+            c = indices[j]
+            x = np.float64(data[j])
+            own = min(x, 1.0)
+            s = 0.0
+            for z in range(k):
+                word[z] = (Tt[c, z] + eta) / (totals[z] + v_eta)
+                g[z] = (D[i, z] + alpha[z]) * word[z]
+                s += g[z]
+            ll += x * np.log(max(s / lengths[i], tiny))
+            for z in range(k):
+                g[z] /= s
+            for _ in range(n_inner):
+                s = 0.0
+                for z in range(k):
+                    e = own * g[z]
+                    doc = max(D[i, z] - e, 0.0) + alpha[z]
+                    if exclude_words:
+                        w = (max(Tt[c, z] - e, 0.0) + eta) / (
+                            max(totals[z] - e, 0.0) + v_eta
+                        )
+                    else:
+                        w = word[z]
+                    acc2 = doc * w
+                    s += acc2
+                    e2[z] = acc2
+                for z in range(k):
+                    g[z] = 0.5 * (g[z] + e2[z] / s)
+            for z in range(k):
+                acc[z] += x * g[z]
+                new_topic[part, c, z] += x * g[z]
+        for z in range(k):
+            new_doc[i, z] = acc[z]
+    log_lik[part] = ll
+
+
+def cvb0_sweep(
+    X, doc_counts, topic_counts, alpha, eta, *, exclude_words=True, n_inner=2
+):
+    """One batch CVB0 sweep, one compiled loop per range of documents, the
+    topics' counts summed per range (one ``(n_features, k)`` array per
+    thread): the twin of `sklearn_topicfac.kernels.cvb0_sweep` (its sums in
+    float64)."""
+    n, m = X.shape
+    k = doc_counts.shape[1]
+    dtype = doc_counts.dtype
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (k,)).copy()
+    D = np.ascontiguousarray(doc_counts)
+    Tt = np.ascontiguousarray(topic_counts.T, dtype=np.float64)
+    totals = topic_counts.sum(axis=1, dtype=np.float64)
+    lengths = D.sum(axis=1, dtype=np.float64) + alpha.sum()
+    bounds = _bounds(X.indptr)
+    parts = bounds.shape[0] - 1
+    new_doc = np.zeros((n, k), dtype=dtype)
+    new_topic = np.zeros((max(parts, 1), m, k), dtype=np.float64)
+    log_lik = np.zeros(max(parts, 1))
+    if n:
+        _on_parts(
+            _cvb0_rows, bounds, X.nnz * k * (1 + n_inner),
+            X.indptr, X.indices, X.data, D, Tt, totals, alpha, float(eta),
+            float(m * eta), bool(exclude_words), int(n_inner), lengths, new_doc,
+            new_topic, log_lik, indexed=True,
+        )  # fmt: skip
+    topics = new_topic.sum(axis=0).T.astype(dtype)
+    return new_doc, np.ascontiguousarray(topics), float(log_lik.sum())

@@ -9,18 +9,20 @@ its parameters.
 - `klnmf`: KL-NMF by multiplicative updates, plain and L1-normalized;
 - `plsi`: PLSI by (tempered) EM;
 - `joint`: NMF under normalization constraints with joint updates;
-- `lda`: LDA and Gamma-Poisson factorization by variational inference;
+- `lda`: LDA (mean-field and collapsed variational) and Gamma-Poisson
+  factorization;
 - `simplex`: the simplex map of real-valued data (SimplexPLSA).
 """
 
 from ._base import TopicModel
 from .joint import JointNMFModel
 from .klnmf import KLNMFModel, NormalizedNMFModel
-from .lda import GammaPoissonModel, LDAModel
+from .lda import CVB0Model, GammaPoissonModel, LDAModel
 from .plsi import PLSIModel
 from .simplex import SimplexMap
 
 __all__ = [
+    "CVB0Model",
     "GammaPoissonModel",
     "JointNMFModel",
     "KLNMFModel",

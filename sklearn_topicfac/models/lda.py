@@ -6,6 +6,7 @@ import scipy.sparse as sp
 from scipy.special import gammaln, psi
 
 from ..kernels import (
+    cvb0_sweep,
     dirichlet_kl,
     dirichlet_kl_rows,
     exp_dirichlet_expectation,
@@ -331,3 +332,100 @@ class GammaPoissonModel(LDAModel):
 
     def doc_output(self, W, p_z=None):
         return W / W.dtype.type(self.doc_topic_rate + 1)
+
+
+class CVB0Model(LDAModel):
+    """LDA by zero-order collapsed variational inference (CVB0), in NMF form.
+
+    Asuncion, Welling, Smyth & Teh (2009): the topic shares of a token of
+    term ``w`` in document ``d`` are
+
+    .. math::
+
+        g_{dwk} \\propto (N_{dk}^{\\neg dw} + \\alpha_k)
+        \\frac{N_{kw}^{\\neg dw} + \\eta}{N_k^{\\neg dw} + V \\eta},
+
+    the expected counts without the token itself (`kernels.cvb0_sweep`).
+    The document factor ``W`` is :math:`N_{dk} + \\alpha` and the topics
+    ``H`` are :math:`N_{kw} + \\eta`, so their normalized rows are CVB0's
+    estimates of :math:`\\theta_d` and :math:`\\beta_k` (and ``H`` has the
+    meaning of VB's :math:`\\lambda`).  One epoch is one sweep over the
+    stored entries, O(nnz k), and its statistics are sums over documents
+    (block-wise and Dask fits run it as they run VB).  The objective is
+    minus the log-likelihood of the data under those estimates; CVB0 does
+    not ascend a bound, so it may rise slightly.  No split-merge moves.
+
+    Parameters
+    ----------
+    doc_topic_prior : ndarray of shape (n_components,)
+        :math:`\\alpha`.
+    topic_word_prior : float > 0
+        :math:`\\eta`.
+    fold_in_iter : int
+        Maximum sweeps of the fold-in of new documents.
+    fold_in_tol : float
+        A document's fold-in stops when the mean absolute change of its
+        ``N_dk`` falls below this (as VB's ``mean_change_tol`` on its
+        :math:`\\gamma_d = N_{dk} + \\alpha`).
+    """
+
+    moves = False
+
+    def __init__(self, doc_topic_prior, topic_word_prior, fold_in_iter, fold_in_tol):
+        super().__init__(doc_topic_prior, topic_word_prior, fold_in_tol, fold_in_iter)
+        self.fold_in_iter = fold_in_iter
+        self.fold_in_tol = fold_in_tol
+
+    def _sweep(self, X, D, H, exclude_words):
+        alpha = self.doc_topic_prior.astype(D.dtype, copy=False)
+        eta = self.topic_word_prior
+        T = np.maximum(H - H.dtype.type(eta), 0).astype(D.dtype, copy=False)
+        return cvb0_sweep(X, D, T, alpha, eta, exclude_words=exclude_words)
+
+    def doc_step(self, X, W, H, warm):
+        alpha = self.doc_topic_prior.astype(X.dtype, copy=False)
+        n_d = np.asarray(X.sum(axis=1), dtype=X.dtype).ravel()
+        if warm:
+            D = np.maximum(W.astype(X.dtype, copy=False) - alpha, 0)
+        else:
+            # From a start, the topics do not hold these documents' tokens:
+            # the first sweep assigns them under the start's topics from
+            # the drawn proportions.
+            D = normalize_rows(W.astype(X.dtype, copy=False))[0] * n_d[:, None]
+        D, counts, log_likelihood = self._sweep(X, D, H, exclude_words=warm)
+        return D + alpha, {"loss": -log_likelihood, "counts": counts}
+
+    def doc_loss(self, X, W, H):
+        if W is None:
+            W = self.fold_in(X, H)
+        W = normalize_rows(W.astype(X.dtype, copy=False))[0]
+        B = normalize_rows(H.astype(X.dtype, copy=False))[0]
+        y = product_at_nonzeros(X, W, B)
+        np.maximum(y, np.finfo(y.dtype).tiny, out=y)
+        return -float(lda_log_likelihood_rows(X, y).sum())
+
+    def topic_loss(self, H):
+        return 0.0
+
+    def fold_in(self, X, H):
+        """``N_dk + alpha`` of new documents by CVB0 sweeps with the topics fixed.
+
+        From the even split of each document over the topics; each document
+        stops on its own when the mean absolute change of its ``N_dk`` falls
+        below ``fold_in_tol`` (or after ``fold_in_iter``
+        sweeps), so its result does not depend on the other documents.
+        """
+        alpha = self.doc_topic_prior.astype(X.dtype, copy=False)
+        k = self.n_components
+        n_d = np.asarray(X.sum(axis=1), dtype=X.dtype).ravel()
+        D = np.repeat(n_d[:, None] / k, k, axis=1)
+        active = np.flatnonzero(n_d > 0)
+        for _ in range(self.fold_in_iter):
+            if active.size == 0:
+                break
+            Xa = X if active.size == X.shape[0] else X[active]
+            new = self._sweep(Xa, D[active], H, exclude_words=False)[0]
+            change = np.abs(new - D[active]).mean(axis=1)
+            D[active] = new
+            active = active[change >= self.fold_in_tol]
+        return D + alpha
