@@ -198,13 +198,16 @@ def main(argv=None):
     )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
+        "--move-docs", type=int, default=8000, help="table 2: documents (terms: half)"
+    )
+    parser.add_argument(
         "--data-dir", default=os.path.join(os.path.dirname(REPO), "shared", "data")
     )
     args = parser.parse_args(argv)
     engines = ["numpy", "numba"] if numba_available() else ["numpy"]
     print(f"load average at start: {os.getloadavg()[0]:.1f}", flush=True)
     if "2" in args.only:
-        move_rows(8000, 4000, args.repeats)
+        move_rows(args.move_docs, args.move_docs // 2, args.repeats)
     if "1" in args.only:
         rows = []
         for label in args.corpora:
