@@ -73,19 +73,28 @@ def runners(engines):
     return out
 
 
-def default_rows(label, X, repeats, engines):
-    """Median wall time of each runner's whole fit, interleaved repeats."""
+def default_rows(label, X, repeats, engines, only=None):
+    """Median wall time of each runner's whole fit, interleaved repeats
+    (``only``: the runners whose names start with one of these)."""
     fits = runners(engines)
+    if only:
+        fits = {n: f for n, f in fits.items() if n.startswith(tuple(only))}
     times = {name: [] for name in fits}
+    cpu = {name: [] for name in fits}
     info = {}
     for _ in range(repeats):
         for name, fit in fits.items():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 info[name] = fit(X)
                 times[name].append(time.perf_counter() - start)
-            print(f"  {label} {name}: {times[name][-1]:.2f} s", flush=True)
+                cpu[name].append(time.process_time() - start_cpu)
+            print(
+                f"  {label} {name}: {times[name][-1]:.2f} s, "
+                f"CPU {cpu[name][-1]:.2f} s, {info[name][0]} iterations",
+                flush=True,
+            )
     rows = []
     for name in fits:
         peer = "scikit-learn LDA" if name.split()[0] in LDA_FAMILY else None
@@ -97,6 +106,7 @@ def default_rows(label, X, repeats, engines):
                 "corpus": label,
                 "runner": name,
                 "seconds": float(np.median(times[name])),
+                "cpu": float(np.median(cpu[name])),
                 "all": times[name],
                 "n_iter": int(n_iter),
                 "moves": moves,
@@ -105,18 +115,19 @@ def default_rows(label, X, repeats, engines):
         )
     by_name = {r["runner"]: r for r in rows}
     for r in rows:
-        r["speedup"] = (
-            by_name[r["peer"]]["seconds"] / r["seconds"] if r["peer"] else 1.0
-        )
+        peer = by_name.get(r["peer"])
+        r["speedup"] = peer["seconds"] / r["seconds"] if peer else float("nan")
+        r["cpu_speedup"] = peer["cpu"] / r["cpu"] if peer else float("nan")
     return rows
 
 
 def print_defaults(rows):
     print(
         "| corpus | runner | start | split_merge | wall s (median) | iterations "
-        "| moves accepted / tried | speed-up vs scikit-learn | numba / NumPy |"
+        "| moves accepted / tried | speed-up vs scikit-learn | CPU s (median) "
+        "| speed-up in CPU time | numba / NumPy |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         m = r["moves"]
         start = m[3] if m else "default"
@@ -125,7 +136,8 @@ def print_defaults(rows):
         numba = numba_ratio(r, rows)
         print(
             f"| {r['corpus']} | {r['runner']} | {start} | {sm} | {r['seconds']:.2f} "
-            f"| {r['n_iter']} | {moves} | {r['speedup']:.2f}x | {numba} |"
+            f"| {r['n_iter']} | {moves} | {r['speedup']:.2f}x | {r['cpu']:.2f} "
+            f"| {r['cpu_speedup']:.2f}x | {numba} |"
         )
 
 
@@ -149,6 +161,7 @@ def move_rows(n_docs, n_terms, repeats):
     H0 = rng.random((K, n_terms)).astype(np.float32) + 0.1
     cases = [(e, sm) for sm in (3, 0) for e in ("numpy", "numba")]
     times = {c: [] for c in cases}
+    cpu = {c: [] for c in cases}
     info = {}
     for engine in ("numpy", "numba"):  # warm: compile or load the twins
         with tf.config_context(engine=engine):
@@ -161,9 +174,10 @@ def move_rows(n_docs, n_terms, repeats):
                 est = tf.KLNMF(
                     K, init="custom", max_iter=30, tol=0, split_merge=sm, random_state=0
                 )
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 est.fit(X, W=W0, H=H0)
                 times[(engine, sm)].append(time.perf_counter() - start)
+                cpu[(engine, sm)].append(time.process_time() - start_cpu)
             moves = est.split_merge_moves_
             info[(engine, sm)] = (
                 sum(bool(m["accepted"]) for m in moves),
@@ -177,17 +191,24 @@ def move_rows(n_docs, n_terms, repeats):
         f"median of {repeats}:\n"
     )
     print(
-        "| split_merge | engine | wall s (median) | moves accepted / tried "
-        "| final objective | numba / NumPy |"
+        "| split_merge | engine | wall s (median) | CPU s (median) "
+        "| moves accepted / tried | final objective | numba / NumPy (wall, CPU) |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for engine, sm in cases:
         a, t, loss = info[(engine, sm)]
         median = float(np.median(times[(engine, sm)]))
+        median_cpu = float(np.median(cpu[(engine, sm)]))
         ratio = ""
         if engine == "numba":
-            ratio = f"{np.median(times[('numpy', sm)]) / median:.2f}x"
-        print(f"| {sm} | {engine} | {median:.2f} | {a} / {t} | {loss:.6e} | {ratio} |")
+            ratio = (
+                f"{np.median(times[('numpy', sm)]) / median:.2f}x, "
+                f"{np.median(cpu[('numpy', sm)]) / median_cpu:.2f}x"
+            )
+        print(
+            f"| {sm} | {engine} | {median:.2f} | {median_cpu:.2f} | {a} / {t} "
+            f"| {loss:.6e} | {ratio} |"
+        )
 
 
 def main(argv=None):
@@ -197,6 +218,9 @@ def main(argv=None):
         "--corpora", nargs="*", default=["generated", "20news"], help="table 1"
     )
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--runners", nargs="*", help="table 1: only runners starting with these"
+    )
     parser.add_argument(
         "--move-docs", type=int, default=8000, help="table 2: documents (terms: half)"
     )
@@ -220,7 +244,7 @@ def main(argv=None):
                     continue
                 label = "20 Newsgroups"
             print(f"# {label}: {X.shape}, nnz {X.nnz:,}", flush=True)
-            rows += default_rows(label, X, args.repeats, engines)
+            rows += default_rows(label, X, args.repeats, engines, args.runners)
         print()
         print_defaults(rows)
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
