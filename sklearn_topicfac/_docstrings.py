@@ -30,21 +30,23 @@ n_init : int >= 1, default=1
     is kept.  The first start is ``init``'s, the others are random draws
     (``init="random"``) continuing the generator of ``random_state``, so
     ``random_state`` changes the result whenever ``n_init > 1``.
-split_merge : int >= 0, default=3
+split_merge : int >= 0, default=0
     Maximum number of split-merge moves after the fit (batch fits, in
-    memory and block-wise; ``partial_fit`` makes none).  A move merges the
-    two topics that cost least to merge (near duplicates, or an empty
-    topic) and splits in two the topic whose documents are furthest from
-    one topic (a rank-2 KL-NMF of its expected counts), then iterates again
-    from there; it is kept if the objective ends lower by more than ``tol``
-    times its size, else undone, and the first move undone ends the moves.
-    The moves are made once the fit has roughly converged (at 30 times
-    ``tol``), and the fit kept then runs on to convergence at ``tol``.
-    This repairs EM's typical local optimum on real text -- two classes
-    merged into one topic, another class split in two -- which more
-    iterations do not leave (measured in ``docs/real_text.md``).  ``0``
-    disables the moves (and gives the iterates of the algorithm as
-    published).  The moves made are in
+    memory and block-wise; ``partial_fit`` makes none); ``0``, the
+    default, makes none (the iterates of the algorithm as published).  A
+    move merges the two topics that cost least to merge (near duplicates,
+    or an empty topic) and splits in two the topic whose documents are
+    furthest from one topic (a rank-2 KL-NMF of its expected counts), then
+    iterates again from there; it is kept if the objective ends lower by
+    more than ``tol`` times its size, else undone, and the first move
+    undone ends the moves.  The moves are made once the fit has roughly
+    converged (at 30 times ``tol``), and the fit kept then runs on to
+    convergence at ``tol``.  This repairs EM's typical local optimum --
+    two classes merged into one topic, another class split in two --
+    which more iterations do not leave.  Each move tried costs about one
+    more fit of as many iterations as the fit took, and on most corpora
+    none is kept (both measured in ``docs/performance.md``), so they are
+    off by default.  The moves made are in
     ``split_merge_moves_``.""",
     "moves_made": """\
 split_merge_moves_ : list of dict

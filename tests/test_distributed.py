@@ -120,11 +120,13 @@ def test_distributed_fit_equals_in_memory_fit(engine, client, Estimator, params)
 )
 def test_distributed_fit_at_default_parameters_equals_in_memory_fit(client, spec):
     # The start included (NNDSVDa from products of the blocks on the
-    # workers), and the split-merge moves, proposed, tried on the workers and
-    # undone on this corpus (4 planted topics, 5 fitted), as in memory.
+    # workers), and the split-merge moves (off by default, turned on here),
+    # proposed, tried on the workers and undone on this corpus (4 planted
+    # topics, 5 fitted), as in memory.
     X = planted_counts(n=120, m=70, k=4, seed=0)
-    local = spec.cls(n_components=5, random_state=0).fit(X)
-    on_cluster = spec.cls(n_components=5, random_state=0).fit(_dask(X, rows=45))
+    kw = dict(n_components=5, random_state=0, split_merge=3)
+    local = spec.cls(**kw).fit(X)
+    on_cluster = spec.cls(**kw).fit(_dask(X, rows=45))
     _close(local, on_cluster)
     assert on_cluster.n_iter_ == local.n_iter_
     moves = getattr(local, "split_merge_moves_", [])

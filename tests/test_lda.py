@@ -483,7 +483,8 @@ def test_nndsvda_start_and_split_merge_moves_recover_the_topics(seed):
             for r in range(3)
         ]
         repaired = [
-            LDAVI(10, init="random", random_state=r).fit(train) for r in range(3)
+            LDAVI(10, init="random", split_merge=3, random_state=r).fit(train)
+            for r in range(3)
         ]
     # The L1 distance between a true topic and a fitted one is ~0.1 when
     # found (estimation noise), ~1 when merged with another.
@@ -527,7 +528,8 @@ def test_split_merge_move_repairs_a_planted_local_optimum(Estimator):
         warnings.simplefilter("ignore", ConvergenceWarning)
         stuck = Estimator(5, init="custom", split_merge=0, random_state=0)
         stuck.fit(corpus, H=lam0)
-        moved = Estimator(5, init="custom", random_state=0).fit(corpus, H=lam0)
+        moved = Estimator(5, init="custom", split_merge=3, random_state=0)
+        moved.fit(corpus, H=lam0)
     assert stuck.split_merge_moves_ == []
     assert (_distances_to_fit(stuck, phi)[:2] > 0.5).all()  # topics 0 and 1 merged
     assert (_distances_to_fit(moved, phi) < 0.25).all()
@@ -561,7 +563,9 @@ def test_no_split_merge_moves_online_or_under_three_topics():
     from sklearn_topicfac.out_of_core import Blocks
 
     params = dict(max_iter=3, tol=0, random_state=0)
-    online = LDAVI(K, learning_method="online", batch_size=40, **params).fit(X)
+    online = LDAVI(
+        K, learning_method="online", batch_size=40, split_merge=3, **params
+    ).fit(X)
     plain = LDAVI(
         K, learning_method="online", batch_size=40, split_merge=0, **params
     ).fit(X)
@@ -570,12 +574,14 @@ def test_no_split_merge_moves_online_or_under_three_topics():
     # Block-wise fits make the moves of the in-memory fit (since the engine
     # runs the moves on any runner; tests/test_out_of_core.py checks them on
     # a corpus where a move is kept).
-    blocks = LDAVI(K, **params).fit(Blocks(X, block_size=40))
-    memory = LDAVI(K, **params).fit(X)
+    blocks = LDAVI(K, split_merge=3, **params).fit(Blocks(X, block_size=40))
+    memory = LDAVI(K, split_merge=3, **params).fit(X)
     assert [m["accepted"] for m in blocks.split_merge_moves_] == [
         m["accepted"] for m in memory.split_merge_moves_
     ]
-    assert LDAVI(2, **params).fit(X).split_merge_moves_ == []
+    assert LDAVI(2, split_merge=3, **params).fit(X).split_merge_moves_ == []
+    # None by default.
+    assert LDAVI(K, **params).fit(X).split_merge_moves_ == []
     with pytest.raises(ValueError, match="split_merge"):
         LDAVI(K, split_merge=-1).fit(X)
 
@@ -818,7 +824,8 @@ def test_verbose_lines(capsys):
     assert sum(bool(pattern.search(ln)) for ln in lines) == 3
     assert "stopped after 3 iterations" in lines[-1]
     # Each split-merge move gets a line: what it did and whether it stayed.
-    est = LDAVI(K, max_iter=3, tol=0, verbose=1, random_state=0).fit(X)
+    est = LDAVI(K, max_iter=3, tol=0, verbose=1, split_merge=3, random_state=0)
+    est.fit(X)
     lines = capsys.readouterr().out.splitlines()
     moves = [ln for ln in lines if ln.startswith("[LDAVI] split-merge: merge topics")]
     assert len(moves) == len(est.split_merge_moves_) >= 1
@@ -1022,8 +1029,8 @@ def test_split_merge_moves_need_more_than_the_fits_resolution():
     # below what the fit's tol resolves) and was kept, so the two dtypes
     # ended with permuted topics.
     X = lda_counts(n=60, m=40, seed=54, max_length=100).toarray()
-    e64 = LDAVI(5, random_state=0).fit(X)
-    e32 = LDAVI(5, random_state=0).fit(X.astype(np.float32))
+    e64 = LDAVI(5, split_merge=3, random_state=0).fit(X)
+    e32 = LDAVI(5, split_merge=3, random_state=0).fit(X.astype(np.float32))
     for est in (e64, e32):
         for move in est.split_merge_moves_:
             gain = move["bound_after"] - move["bound_before"]

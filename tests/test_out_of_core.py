@@ -58,12 +58,13 @@ def _same_moves(a, b):
 @pytest.mark.parametrize("spec", estimators_with("blockwise"))
 def test_blocks_fit_at_default_parameters_equals_in_memory_fit(spec):
     # The start included: NNDSVDa from products of the blocks with thin
-    # matrices, and the split-merge moves made on the blocks (on this
-    # corpus, 4 planted topics fitted with 5, a move is proposed, tried on
-    # the blocks and undone, the same as in memory).
+    # matrices, and the split-merge moves (off by default, turned on here)
+    # made on the blocks (on this corpus, 4 planted topics fitted with 5, a
+    # move is proposed, tried on the blocks and undone, as in memory).
     X = planted_counts(n=120, m=70, k=4, seed=0)
-    memory = spec.cls(n_components=5, random_state=0).fit(X)
-    blocks = spec.cls(n_components=5, random_state=0).fit(Blocks(X, block_size=50))
+    kw = dict(n_components=5, random_state=0, split_merge=3)
+    memory = spec.cls(**kw).fit(X)
+    blocks = spec.cls(**kw).fit(Blocks(X, block_size=50))
     _same_fit(memory, blocks)
     assert blocks.n_iter_ == memory.n_iter_
     _same_moves(memory, blocks)

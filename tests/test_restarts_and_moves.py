@@ -56,7 +56,8 @@ def test_split_merge_repairs_a_planted_local_optimum(Estimator):
         warnings.simplefilter("ignore", ConvergenceWarning)
         stuck = Estimator(5, init="custom", split_merge=0, random_state=0)
         stuck.fit(corpus, W=W0, H=H0)
-        moved = Estimator(5, init="custom", random_state=0).fit(corpus, W=W0, H=H0)
+        moved = Estimator(5, init="custom", split_merge=3, random_state=0)
+        moved.fit(corpus, W=W0, H=H0)
     assert stuck.split_merge_moves_ == []
     assert _distances(stuck, phi)[0] > 0.5  # topics 0 and 1 stay merged
     assert (_distances(moved, phi) < 0.05).all()

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from sklearn.utils import check_random_state, gen_batches
 
+from ..kernels import flush_subnormal
 from .loop import iteration_loop
 from .starts import plan_start
 
@@ -73,6 +74,9 @@ def run(model, runner, H, settings, *, warm, label="fit", history=()):
         iteration += 1
         loss = stats["loss"] + model.topic_loss(H)
         H, scale = model.topic_step(H, stats)
+        # Subnormal entries would slow every pass over X (`flush_subnormal`);
+        # they change no value of the model.
+        H = flush_subnormal(H)
         return loss
 
     def final_loss():

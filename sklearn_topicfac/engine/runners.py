@@ -20,6 +20,7 @@ per-block results that split-merge moves need.
 
 import numpy as np
 
+from ..kernels import flush_subnormal
 from .sources import InMemory
 
 
@@ -55,7 +56,9 @@ def doc_task(model, block, W, H, scale, warm):
     """One block's document step: ``(new W, statistics)``."""
     if scale is not None:
         W = W * scale[None, :].astype(W.dtype, copy=False)
-    return model.doc_step(block.X, W, H, warm)
+    W_new, stats = model.doc_step(block.X, W, H, warm)
+    # As the topics (`iterations.run`): subnormal entries slow every pass.
+    return flush_subnormal(W_new), stats
 
 
 def finish_task(model, block, W, H, scale):

@@ -154,7 +154,7 @@ class HybridNMFPLSI(TopicFactorization):
         max_iter=200,
         tol=1e-4,
         n_init=1,
-        split_merge=3,
+        split_merge=0,
         random_state=None,
         verbose=0,
     ):

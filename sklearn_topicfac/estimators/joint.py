@@ -117,7 +117,7 @@ class JointNMF(StepwiseEM, TopicFactorization):
         max_iter=200,
         tol=1e-4,
         n_init=1,
-        split_merge=3,
+        split_merge=0,
         learning_decay=0.7,
         learning_offset=10.0,
         random_state=None,

@@ -343,9 +343,10 @@ default=None
         restarts may avoid them, at ``n_init`` times the cost, and the
         split-merge moves (``split_merge``) repair them directly.  The moves
         are made once, after the best start.
-    split_merge : int >= 0, default=3
+    split_merge : int >= 0, default=0
         Maximum number of split-merge moves after the fit (batch learning,
-        in memory and block-wise alike; online fits make none).
+        in memory and block-wise alike; online fits make none); ``0``, the
+        default, makes none.
         A move merges the two topics that cost least to merge (near
         duplicates, or an empty topic) and splits in two the topic whose
         share of the data is furthest from one topic (a rank-2 KL-NMF of it),
@@ -357,11 +358,13 @@ default=None
         into one, another split in two -- which more epochs, and often more
         restarts, do not leave (on the 20-topic corpus of
         ``examples/choosing_k.py`` it made the held-out score choose k = 28
-        instead of 20).  Each move costs about one more fit of a few epochs;
-        ``0`` disables the moves; with ``init="random"`` and the same
-        ``random_state`` the first epoch is then scikit-learn's (the later
-        ones differ by their E-step's start, see above).  The moves made
-        are in ``split_merge_moves_``.
+        instead of 20).  Each move tried costs about one more fit of a few
+        epochs, and on most labeled corpora measured none was kept
+        (``docs/performance.md``), so they are off by default.  With
+        ``split_merge=0``, ``init="random"`` and the same ``random_state``
+        the first epoch is scikit-learn's (the later ones differ by their
+        E-step's start, see above).  The moves made are in
+        ``split_merge_moves_``.
     tol : float, default=1e-4
         {{stopping}}
         (An iteration is an epoch; the objective is minus the bound.)
@@ -497,7 +500,7 @@ default=None
         max_doc_update_iter=100,
         init=None,
         n_init=1,
-        split_merge=3,
+        split_merge=0,
         tol=1e-4,
         random_state=None,
         verbose=0,
@@ -678,9 +681,9 @@ default=None
     n_init : int >= 1, default=1
         Number of starts; the fit with the highest bound is kept (as
         :class:`LDAVI`).
-    split_merge : int >= 0, default=3
+    split_merge : int >= 0, default=0
         Maximum number of split-merge moves after the fit, each kept if the
-        Gamma-Poisson bound rises (as :class:`LDAVI`).
+        Gamma-Poisson bound rises (as :class:`LDAVI`); none by default.
     tol : float, default=1e-4
         {{stopping}}
     {{random_state}}
@@ -748,7 +751,7 @@ default=None
         max_doc_update_iter=100,
         init=None,
         n_init=1,
-        split_merge=3,
+        split_merge=0,
         tol=1e-4,
         random_state=None,
         verbose=0,
