@@ -3,7 +3,7 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._docstrings import fill_doc
 from ..engine.iterations import Run
@@ -131,6 +131,8 @@ class HybridNMFPLSI(TopicFactorization):
     _parameter_constraints: dict = {
         **TopicFactorization._parameter_constraints,
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "nmf_solver": [StrOptions({"cd", "mu"})],
+        "plsi_solver": [StrOptions({"em", "squarem"})],
     }
 
     _default_init = "kmeans"
@@ -141,6 +143,8 @@ class HybridNMFPLSI(TopicFactorization):
         *,
         init=None,
         n_rounds=10,
+        nmf_solver="cd",
+        plsi_solver="squarem",
         max_iter=200,
         tol=1e-4,
         n_init=1,
@@ -151,6 +155,8 @@ class HybridNMFPLSI(TopicFactorization):
         self.n_components = n_components
         self.init = init
         self.n_rounds = n_rounds
+        self.nmf_solver = nmf_solver
+        self.plsi_solver = plsi_solver
         self.max_iter = max_iter
         self.tol = tol
         self.n_init = n_init
@@ -173,7 +179,10 @@ class HybridNMFPLSI(TopicFactorization):
     def _phases(self):
         """The two algorithms of a round."""
         fold_in = dict(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
-        return (("NMF", KLNMFModel(**fold_in)), ("PLSI", PLSIModel(**fold_in)))
+        return (
+            ("NMF", KLNMFModel(self.nmf_solver, **fold_in)),
+            ("PLSI", PLSIModel(solver=self.plsi_solver, **fold_in)),
+        )
 
     def _fit_engine(self, runner, W, H):
         model = self._build_model()

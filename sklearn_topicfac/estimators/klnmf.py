@@ -1,4 +1,6 @@
-"""KL-NMF by Lee-Seung multiplicative updates, plain and L1-normalized."""
+"""KL-NMF by coordinate descent or multiplicative updates, plain and L1-normalized."""
+
+from sklearn.utils._param_validation import StrOptions
 
 from .._docstrings import fill_doc
 from ..models import KLNMFModel, NormalizedNMFModel
@@ -83,10 +85,16 @@ class KLNMF(StepwiseEM, TopicFactorization):
     True
     """
 
+    _parameter_constraints: dict = {
+        **StepwiseEM._parameter_constraints,
+        "solver": [StrOptions({"cd", "mu"})],
+    }
+
     def __init__(
         self,
         n_components=10,
         *,
+        solver="cd",
         init=None,
         max_iter=200,
         tol=1e-4,
@@ -98,6 +106,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
         verbose=0,
     ):
         self.n_components = n_components
+        self.solver = solver
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
@@ -109,7 +118,9 @@ class KLNMF(StepwiseEM, TopicFactorization):
         self.verbose = verbose
 
     def _build_model(self):
-        return KLNMFModel(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
+        return KLNMFModel(
+            self.solver, fold_in_iter=self.max_iter, fold_in_tol=self.tol
+        )
 
 
 @fill_doc
@@ -184,4 +195,6 @@ class NormalizedNMF(KLNMF):
     """
 
     def _build_model(self):
-        return NormalizedNMFModel(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
+        return NormalizedNMFModel(
+            self.solver, fold_in_iter=self.max_iter, fold_in_tol=self.tol
+        )

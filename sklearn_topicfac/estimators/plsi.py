@@ -2,7 +2,7 @@
 
 from numbers import Real
 
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._docstrings import fill_doc
 from ..models import PLSIModel
@@ -91,6 +91,7 @@ class PLSI(StepwiseEM, TopicFactorization):
     _parameter_constraints: dict = {
         **StepwiseEM._parameter_constraints,
         "beta": [Interval(Real, 0, 1, closed="right")],
+        "solver": [StrOptions({"em", "squarem"})],
     }
 
     def __init__(
@@ -98,6 +99,7 @@ class PLSI(StepwiseEM, TopicFactorization):
         n_components=10,
         *,
         beta=1.0,
+        solver="squarem",
         init=None,
         max_iter=200,
         tol=1e-4,
@@ -110,6 +112,7 @@ class PLSI(StepwiseEM, TopicFactorization):
     ):
         self.n_components = n_components
         self.beta = beta
+        self.solver = solver
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
@@ -121,4 +124,6 @@ class PLSI(StepwiseEM, TopicFactorization):
         self.verbose = verbose
 
     def _build_model(self):
-        return PLSIModel(self.beta, fold_in_iter=self.max_iter, fold_in_tol=self.tol)
+        return PLSIModel(
+            self.beta, self.solver, fold_in_iter=self.max_iter, fold_in_tol=self.tol
+        )
