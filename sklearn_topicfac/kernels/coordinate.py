@@ -38,53 +38,55 @@ import scipy.sparse as sp
 from .divergence import ratio_log_sums
 from .products import divide_into_ratio, product_at_nonzeros
 
-
-def _sums(index, values, size, dtype):
-    """Sums of ``values`` per segment (row or column) ``index``, in ``dtype``."""
-    return np.bincount(index, weights=values, minlength=size).astype(dtype, copy=False)
+# A relative change of the model within rounding of -1 (the model vanishes).
+_VANISHING = -1 + 8 * np.finfo(np.float64).eps
 
 
-def _newton_pass(x, y, index, factor, values, linear, tiny):
+def _sums(index, values, size):
+    """Sums of ``values`` per segment (row or column) ``index``."""
+    return np.bincount(index, weights=values, minlength=size)
+
+
+def _newton_pass(x, y, index, factor, values, linear):
     """Newton steps on ``values`` (one per segment) for one component.
 
-    ``x`` and ``y`` are the data and the model at the stored entries,
-    ``index`` each entry's segment, ``factor`` the other factor's entries of
-    this component at the stored entries, ``linear`` the scalar ``c``.
-    Returns the new values and the new ``y`` (both new arrays).
+    ``x`` and ``y`` are the data and the model at the stored entries (in
+    float64), ``index`` each entry's segment, ``factor`` the other factor's
+    entries of this component at the stored entries, ``linear`` the scalar
+    ``c``.  Returns the new values and the new ``y`` (both new arrays).
     """
     size = values.shape[0]
-    dtype = values.dtype
-    q = x / y
-    q *= factor
-    gain = _sums(index, q, size, dtype)
-    q *= factor
-    q /= y
-    curvature = _sums(index, q, size, dtype)
-    grad = linear - gain
-    with np.errstate(divide="ignore", invalid="ignore"):
-        newton = np.where(curvature > 0, values - grad / curvature, 0)
-    new = np.maximum(newton, 0).astype(dtype, copy=False)
-    # An entry of a segment without stored entries only costs c * w.
-    new[curvature == 0] = 0
-    delta = new - values
-    y_new = y + delta[index] * factor
-    np.maximum(y_new, tiny, out=y_new)
-    down = delta < 0
+    u = factor / y
+    a = x * u
+    gain = _sums(index, a, size)
+    a *= u
+    curvature = _sums(index, a, size)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        newton = values - (linear - gain) / curvature
+    # A segment without stored entries (or where the factor is zero at all of
+    # them) only costs c * w: its minimizer is 0.
+    new = np.where(curvature > 0, np.maximum(newton, 0), 0)
+    new = np.where(np.isfinite(new), new, values)
+    # The model changes by the factor 1 + t at each entry.
+    t = (new - values)[index] * u
+    down = new < values
     if down.any():
-        # The exact change of f where the step lowers w (it may overshoot).
-        with np.errstate(divide="ignore"):
-            change = linear * delta.astype(np.float64) - np.bincount(
-                index, weights=x * np.log(y_new / y), minlength=size
-            )
-        rises = down & (change > 0)
+        # The exact change of f where the step lowers w (it may overshoot);
+        # t <= -1 (the model would vanish) makes it infinite or NaN, and so
+        # does t within rounding of -1, which may be a vanishing model.
+        t[t < _VANISHING] = -1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            change = linear * (new - values) - _sums(index, x * np.log1p(t), size)
+        rises = down & ~(change <= 0)
         if rises.any():
             # Majorization-minimization instead: never raises f.
             safe = values * (gain / linear)
-            new = np.where(rises, safe, new).astype(dtype, copy=False)
-            delta = new - values
-            y_new = y + delta[index] * factor
-            np.maximum(y_new, tiny, out=y_new)
-    return new, y_new
+            keep = np.where(rises, values, new)
+            new = np.where(rises & np.isfinite(safe), safe, keep)
+            t = (new - values)[index] * u
+    t += 1
+    t *= y
+    return new, t
 
 
 def cd_sweep(X, W, H, y=None):
@@ -105,30 +107,38 @@ def cd_sweep(X, W, H, y=None):
     y_new : ndarray of shape (X.nnz,), ``W_new @ H_new`` at the stored entries.
     """
     dtype = np.result_type(W.dtype, H.dtype)
-    tiny = np.finfo(dtype).tiny
     n, m = X.shape
     k = W.shape[1]
     if y is None:
         y = product_at_nonzeros(X, W, H)
-    y = np.maximum(y.astype(dtype, copy=False), tiny)
-    x = X.data.astype(dtype, copy=False)
+    # Per-entry work in float64 whatever the dtype: the curvature's
+    # x h^2 / y^2 would overflow float32 where the model is small.
+    y = np.maximum(y.astype(np.float64), np.finfo(np.float64).tiny)
+    x = X.data.astype(np.float64)
     rows = np.repeat(np.arange(n, dtype=np.intp), np.diff(X.indptr))
     cols = X.indices
-    Wt = np.array(W.T, dtype=dtype, order="C")
-    H_new = np.array(H, dtype=dtype, order="C")
+    Wt = np.array(W.T, dtype=np.float64, order="C")
+    H_new = np.array(H, dtype=np.float64, order="C")
     h_sum = H_new.sum(axis=1)
     for j in range(k):
         if h_sum[j] > 0:
-            Wt[j], y = _newton_pass(
-                x, y, rows, H_new[j][cols], Wt[j], h_sum[j], tiny
-            )
+            Wt[j], y = _newton_pass(x, y, rows, H_new[j][cols], Wt[j], h_sum[j])
     w_sum = Wt.sum(axis=1)
     for j in range(k):
         if w_sum[j] > 0:
-            H_new[j], y = _newton_pass(
-                x, y, cols, Wt[j][rows], H_new[j], w_sum[j], tiny
-            )
-    return np.ascontiguousarray(Wt.T), H_new, y
+            H_new[j], y = _newton_pass(x, y, cols, Wt[j][rows], H_new[j], w_sum[j])
+    # The best common scale of the model, sum(W H) = sum(X): the exact
+    # minimizer of the objective along alpha W H, so it never raises it.
+    total = float(Wt.sum(axis=1) @ H_new.sum(axis=1))
+    if total > 0:
+        alpha = float(x.sum()) / total
+        Wt *= alpha
+        y *= alpha
+    return (
+        np.ascontiguousarray(Wt.T, dtype=dtype),
+        H_new.astype(dtype, copy=False),
+        y.astype(dtype, copy=False),
+    )
 
 
 def cd_pass(X, W, H):

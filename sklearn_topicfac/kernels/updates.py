@@ -226,6 +226,10 @@ def normalize_columns(A):
     return A / positive_or_one(s)[None, :], s
 
 
+def _squared_norm(A):
+    return float(np.einsum("ij,ij->", A, A, dtype=np.float64))
+
+
 def squarem_point(start, once, twice):
     """The squared extrapolation of a fixed-point map (SQUAREM, scheme S3).
 
@@ -247,8 +251,8 @@ def squarem_point(start, once, twice):
     """
     r = [b - a for a, b in zip(start, once, strict=True)]
     v = [c - 2 * b + a for a, b, c in zip(start, once, twice, strict=True)]
-    r_norm = np.sqrt(sum(float(np.vdot(p, p)) for p in r))
-    v_norm = np.sqrt(sum(float(np.vdot(p, p)) for p in v))
+    r_norm = np.sqrt(sum(_squared_norm(p) for p in r))
+    v_norm = np.sqrt(sum(_squared_norm(p) for p in v))
     if not v_norm > 0 or not np.isfinite(r_norm / v_norm):
         return twice, -1.0
     alpha = min(-r_norm / v_norm, -1.0)
