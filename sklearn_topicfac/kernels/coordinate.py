@@ -35,6 +35,7 @@ multiplicative (majorization-minimization) step ``w \\sum_t x_t h_t / y_t
 import numpy as np
 import scipy.sparse as sp
 
+from ._engine import twins
 from .divergence import ratio_log_sums
 from .products import divide_into_ratio, product_at_nonzeros
 
@@ -106,6 +107,8 @@ def cd_sweep(X, W, H, y=None):
     W_new, H_new : the factors after the sweep (new arrays, dtype kept).
     y_new : ndarray of shape (X.nnz,), ``W_new @ H_new`` at the stored entries.
     """
+    if (fast := twins(X, W.shape[1])) is not None:
+        return fast.cd_sweep(X, W, H, y)
     dtype = np.result_type(W.dtype, H.dtype)
     n, m = X.shape
     k = W.shape[1]
@@ -127,16 +130,23 @@ def cd_sweep(X, W, H, y=None):
     for j in range(k):
         if w_sum[j] > 0:
             H_new[j], y = _newton_pass(x, y, cols, Wt[j][rows], H_new[j], w_sum[j])
-    # The best common scale of the model, sum(W H) = sum(X): the exact
-    # minimizer of the objective along alpha W H, so it never raises it.
-    total = float(Wt.sum(axis=1) @ H_new.sum(axis=1))
+    return rescaled(x, y, Wt, H_new, dtype)
+
+
+def rescaled(x, y, Wt, H, dtype):
+    """``(W, H, y)`` of a sweep, in ``dtype``, after the best common scale.
+
+    The scale ``alpha`` with ``sum(alpha W H) = sum(X)`` is the exact
+    minimizer of the objective along ``alpha W H``, so it never raises it.
+    """
+    total = float(Wt.sum(axis=1) @ H.sum(axis=1))
     if total > 0:
         alpha = float(x.sum()) / total
         Wt *= alpha
         y *= alpha
     return (
         np.ascontiguousarray(Wt.T, dtype=dtype),
-        H_new.astype(dtype, copy=False),
+        H.astype(dtype, copy=False),
         y.astype(dtype, copy=False),
     )
 
