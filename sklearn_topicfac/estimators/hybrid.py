@@ -57,6 +57,11 @@ class HybridNMFPLSI(TopicFactorization):
         ``X``).
     n_rounds : int, default=10
         Maximum number of NMF-then-PLSI rounds.
+    nmf_solver : {"cd", "mu"}, default="cd"
+        The NMF phase's solver (see :class:`KLNMF`).
+    plsi_solver : {"squarem", "em"}, default="squarem"
+        The PLSI phase's solver (see :class:`PLSI`).  ``nmf_solver="mu",
+        plsi_solver="em"`` is the paper's algorithm.
     max_iter : int, default=200
         Maximum number of iterations of each phase, and of the fold-in sweeps
         of ``transform``.

@@ -27,6 +27,19 @@ class PLSI(StepwiseEM, TopicFactorization):
     (Zhang, Ding & Tang, Alg. 2), costing one sampled product and two
     sparse-dense products.
 
+    ``solver="squarem"`` (the default) accelerates EM by SQUAREM (Varadhan &
+    Roland, 2008): with :math:`\\theta_1 = F(\\theta_0)` and
+    :math:`\\theta_2 = F(\\theta_1)` two EM steps, :math:`r = \\theta_1 -
+    \\theta_0`, :math:`v = \\theta_2 - 2\\theta_1 + \\theta_0` and
+    :math:`\\alpha = \\min(-\\|r\\| / \\|v\\|, -1)`, one iteration moves to
+    :math:`F(\\theta')`, :math:`\\theta' = \\theta_0 - 2\\alpha r + \\alpha^2 v`
+    projected on the non-negative parameters (topics renormalized), when the
+    objective at :math:`\\theta'` is no higher than at :math:`\\theta_1`, and
+    to :math:`\\theta_2` otherwise: the objective never increases.  One
+    such iteration costs three EM steps (two when :math:`\\alpha = -1`).
+    Block-wise fits (out-of-core, Dask), ``partial_fit`` and tempered EM
+    (``beta < 1``) run plain EM.
+
     Tempered EM (Hofmann) raises the joint :math:`P(z) P(d|z) P(w|z)` to the
     power ``beta`` inside the posterior; ``beta=1`` is plain EM, whose
     objective never increases.  With ``beta < 1`` the updates no longer
@@ -42,6 +55,10 @@ class PLSI(StepwiseEM, TopicFactorization):
         Number of topics (aspects).
     beta : float in (0, 1], default=1.0
         Tempering exponent of the posterior; 1 gives plain EM.
+    solver : {"squarem", "em"}, default="squarem"
+        ``"squarem"``: EM accelerated by squared extrapolation, one
+        iteration being one SQUAREM cycle; ``"em"``: one EM step per
+        iteration (Hofmann's iterates).
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start; any non-negative ``(W, H)`` start (``W @ H`` estimating ``X``)
         is rescaled into ``P(z)``, ``P(d|z)``, ``P(w|z)``.  ``None`` uses
