@@ -149,13 +149,37 @@ def measure(name, X, k, Estimator, key, solver, budget):
     return row
 
 
+def table(paths):
+    """The markdown table of the results in the JSON-lines files ``paths``."""
+    rows = [json.loads(line) for path in paths for line in open(path)]
+    lines = [
+        "| corpus | estimator | solver | n_iter_ | warned | CPU s | objective "
+        "| gap to 10x | CPU s to 0.1 % |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        gap = f"{r['gap']:.1e}" + (" (capped)" if r["capped"] else "")
+        hit = r.get("time_to_0.1%")
+        lines.append(
+            f"| {r['corpus']} | {r['estimator']} | {r['solver']} | {r['n_iter']} "
+            f"| {'yes' if r['warned'] else 'no'} | {r['seconds']:.2f} "
+            f"| {r['loss']:.6g} | {gap} "
+            f"| {'—' if hit is None else f'{hit:.2f}'} |"
+        )
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpora", nargs="*", default=TUNING + VALIDATION)
     parser.add_argument("--out", default="/tmp/kl-solver/convergence.jsonl")
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--budget", type=float, default=40.0)
+    parser.add_argument("--table", nargs="*", help="print the table of these results")
     args = parser.parse_args()
+    if args.table:
+        print(table(args.table))
+        return
     globals()["DATA"] = Path(args.data)
     for name in args.corpora:
         X, y = CORPORA[name]()
