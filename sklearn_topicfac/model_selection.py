@@ -715,9 +715,7 @@ def select_n_components(
         ]
         tops = _warn_unconverged(
             parallel(
-                delayed(with_config(_fit_top_terms))(
-                    estimator, k, seed, X, rows, n_top
-                )
+                delayed(with_config(_fit_top_terms))(estimator, k, seed, X, rows, n_top)
                 for k in candidates
                 for seed, rows in zip(seeds, subsets, strict=True)
             )
@@ -740,9 +738,7 @@ def select_n_components(
         seed = rng.randint(_SEED_MAX)
         scores = _warn_unconverged(
             parallel(
-                delayed(with_config(_fit_and_criterion))(
-                    estimator, k, seed, X, method
-                )
+                delayed(with_config(_fit_and_criterion))(estimator, k, seed, X, method)
                 for k in candidates
             )
         )
@@ -753,9 +749,7 @@ def select_n_components(
         splits = _folds(cv, rng, X)
         scores = _warn_unconverged(
             parallel(
-                delayed(with_config(_fit_and_score))(
-                    estimator, k, seed, X, train, test
-                )
+                delayed(with_config(_fit_and_score))(estimator, k, seed, X, train, test)
                 for k in candidates
                 for seed, (train, test) in zip(seeds, splits, strict=True)
             )

@@ -139,9 +139,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
         self.verbose = verbose
 
     def _build_model(self):
-        return KLNMFModel(
-            self.solver, fold_in_iter=self.max_iter, fold_in_tol=self.tol
-        )
+        return KLNMFModel(self.solver, fold_in_iter=self.max_iter, fold_in_tol=self.tol)
 
 
 @fill_doc

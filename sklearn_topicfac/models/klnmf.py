@@ -41,9 +41,7 @@ class KLNMFModel(TopicModel):
     def for_blocks(self):
         if self.solver == "mu":
             return self
-        return type(self)(
-            fold_in_iter=self.fold_in_iter, fold_in_tol=self.fold_in_tol
-        )
+        return type(self)(fold_in_iter=self.fold_in_iter, fold_in_tol=self.fold_in_tol)
 
     def doc_step(self, X, W, H, warm):
         if self.solver == "cd":
