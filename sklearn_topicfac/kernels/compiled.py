@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _parallel
+from ._scale import rescaled
 
 _JIT = {
     "cache": True,
@@ -656,8 +657,6 @@ def cd_sweep(X, W, H, y=None):
     """One sweep of cyclic coordinate descent: the twin of
     `sklearn_topicfac.kernels.cd_sweep` (the same steps and checks, entry
     by entry, one thread)."""
-    from .coordinate import rescaled
-
     dtype = np.result_type(W.dtype, H.dtype)
     n, m = X.shape
     if y is None:

@@ -36,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._engine import twins
+from ._scale import rescaled
 from .divergence import ratio_log_sums
 from .products import divide_into_ratio, product_at_nonzeros
 
@@ -131,24 +132,6 @@ def cd_sweep(X, W, H, y=None):
         if w_sum[j] > 0:
             H_new[j], y = _newton_pass(x, y, cols, Wt[j][rows], H_new[j], w_sum[j])
     return rescaled(x, y, Wt, H_new, dtype)
-
-
-def rescaled(x, y, Wt, H, dtype):
-    """``(W, H, y)`` of a sweep, in ``dtype``, after the best common scale.
-
-    The scale ``alpha`` with ``sum(alpha W H) = sum(X)`` is the exact
-    minimizer of the objective along ``alpha W H``, so it never raises it.
-    """
-    total = float(Wt.sum(axis=1) @ H.sum(axis=1))
-    if total > 0:
-        alpha = float(x.sum()) / total
-        Wt *= alpha
-        y *= alpha
-    return (
-        np.ascontiguousarray(Wt.T, dtype=dtype),
-        H.astype(dtype, copy=False),
-        y.astype(dtype, copy=False),
-    )
 
 
 def cd_pass(X, W, H):
