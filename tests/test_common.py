@@ -496,12 +496,18 @@ def test_float32_preserved(spec, container):
     assert np.isfinite(est.loss_) and np.isfinite(est.score(X))
 
 
+_PLAIN_EM = {"PLSI": {"solver": "em"}, "HybridNMFPLSI": {"plsi_solver": "em"}}
+
+
 @pytest.mark.parametrize("spec", ALL)
 @pytest.mark.parametrize("sparse", [False, True])
 def test_float32_close_to_float64(spec, sparse):
     params, start64 = _deterministic_start(spec, X_COUNTS, 3)
     _, start32 = _deterministic_start(spec, X_COUNTS, 3, dtype=np.float32)
     params.update(max_iter=20, tol=0, **spec.fixed_iteration_params)
+    # Plain EM: SQUAREM's extrapolations amplify float32 rounding beyond
+    # rtol=1e-3 in 20 iterations (coordinate descent stays within it).
+    params.update(_PLAIN_EM.get(spec.name, {}))
     X64 = sp.csr_matrix(X_COUNTS) if sparse else X_COUNTS
     X32 = X64.astype(np.float32)
     e64 = spec.make(**params).fit(X64, **start64)
