@@ -57,11 +57,11 @@ class HybridNMFPLSI(TopicFactorization):
         ``X``).
     n_rounds : int, default=10
         Maximum number of NMF-then-PLSI rounds.
-    nmf_solver : {"cd", "mu"}, default="cd"
+    nmf_solver : {"mu", "cd"}, default="mu"
         The NMF phase's solver (see :class:`KLNMF`).
-    plsi_solver : {"squarem", "em"}, default="squarem"
-        The PLSI phase's solver (see :class:`PLSI`).  ``nmf_solver="mu",
-        plsi_solver="em"`` is the paper's algorithm.
+    plsi_solver : {"em", "squarem"}, default="em"
+        The PLSI phase's solver (see :class:`PLSI`).  The defaults,
+        ``nmf_solver="mu", plsi_solver="em"``, are the paper's algorithm.
     max_iter : int, default=200
         Maximum number of iterations of each phase, and of the fold-in sweeps
         of ``transform``.
@@ -148,8 +148,8 @@ class HybridNMFPLSI(TopicFactorization):
         *,
         init=None,
         n_rounds=10,
-        nmf_solver="cd",
-        plsi_solver="squarem",
+        nmf_solver="mu",
+        plsi_solver="em",
         max_iter=200,
         tol=1e-4,
         n_init=1,
