@@ -31,12 +31,14 @@ matplotlib is imported only by :meth:`NComponentsSelection.plot`.
 
 import numbers
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 from scipy.optimize import linear_sum_assignment
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
@@ -522,25 +524,55 @@ def _configured(estimator, k, seed):
     return model
 
 
+def _fitted(estimator, k, seed, X):
+    """``(model, warned)``: the model with ``k`` topics fitted on ``X``, and
+    whether its fit raised a `ConvergenceWarning` (held back: the caller
+    sums them up in one line)."""
+    model = _configured(estimator, k, seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        model.fit(X)
+    warned = False
+    for w in caught:
+        if issubclass(w.category, ConvergenceWarning):
+            warned = True
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return model, warned
+
+
+def _warn_unconverged(results):
+    """The values of ``(value, warned)`` pairs, after one summary warning
+    for the fits that did not converge."""
+    n_warned = sum(warned for _, warned in results)
+    if n_warned:
+        warnings.warn(
+            f"{n_warned} of {len(results)} fits did not converge (stopped by "
+            "their iteration limit); raise the estimator's max_iter or tol.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return [value for value, _ in results]
+
+
 def _fit_top_terms(estimator, k, seed, X, rows, n_top):
     """Top-term rankings of a model with ``k`` topics fitted on ``X[rows]``."""
-    model = _configured(estimator, k, seed)
-    model.fit(X if rows is None else X[rows])
-    return _top_terms(model.components_, n_top)
+    model, warned = _fitted(estimator, k, seed, X if rows is None else X[rows])
+    return _top_terms(model.components_, n_top), warned
 
 
 def _fit_and_criterion(estimator, k, seed, X, criterion):
     """Minus ``criterion`` (AIC or BIC) of a model with ``k`` topics fitted
     on ``X``, per word and halved: a penalized log-likelihood per word."""
-    model = _configured(estimator, k, seed).fit(X)
+    model, warned = _fitted(estimator, k, seed, X)
     n_words = float(X.sum(dtype=np.float64))
-    return -getattr(metrics, criterion)(model, X) / (2 * n_words)
+    return -getattr(metrics, criterion)(model, X) / (2 * n_words), warned
 
 
 def _fit_and_score(estimator, k, seed, X, train, test):
     """Score on ``X[test]`` of a model with ``k`` topics fitted on ``X[train]``."""
-    model = _configured(estimator, k, seed).fit(X[train])
-    return float(model.score(X[test]))
+    model, warned = _fitted(estimator, k, seed, X[train])
+    return float(model.score(X[test])), warned
 
 
 def select_n_components(
@@ -731,10 +763,12 @@ def select_n_components(
             np.sort(rng.choice(n_samples, size=size, replace=False))
             for _ in range(n_subsamples)
         ]
-        tops = parallel(
-            delayed(with_config(_fit_top_terms))(estimator, k, seed, X, rows, n_top)
-            for k in candidates
-            for seed, rows in zip(seeds, subsets, strict=True)
+        tops = _warn_unconverged(
+            parallel(
+                delayed(with_config(_fit_top_terms))(estimator, k, seed, X, rows, n_top)
+                for k in candidates
+                for seed, rows in zip(seeds, subsets, strict=True)
+            )
         )
         per_k = n_subsamples + 1
         split_scores = [
@@ -752,19 +786,23 @@ def select_n_components(
                 "use method='stability' or 'held_out' for other estimators."
             )
         seed = rng.randint(_SEED_MAX)
-        scores = parallel(
-            delayed(with_config(_fit_and_criterion))(estimator, k, seed, X, method)
-            for k in candidates
+        scores = _warn_unconverged(
+            parallel(
+                delayed(with_config(_fit_and_criterion))(estimator, k, seed, X, method)
+                for k in candidates
+            )
         )
         split_scores = np.reshape(scores, (len(candidates), 1))
     else:
         n_splits = _n_splits(cv, X)
         seeds = rng.randint(_SEED_MAX, size=n_splits)
         splits = _folds(cv, rng, X)
-        scores = parallel(
-            delayed(with_config(_fit_and_score))(estimator, k, seed, X, train, test)
-            for k in candidates
-            for seed, (train, test) in zip(seeds, splits, strict=True)
+        scores = _warn_unconverged(
+            parallel(
+                delayed(with_config(_fit_and_score))(estimator, k, seed, X, train, test)
+                for k in candidates
+                for seed, (train, test) in zip(seeds, splits, strict=True)
+            )
         )
         split_scores = np.reshape(scores, (len(candidates), len(splits)))
     result = NComponentsSelection(candidates, split_scores, method)

@@ -105,6 +105,10 @@ class EstimatorSpec:
     #: Invalid values of estimator-specific parameters (each a ValueError
     #: naming the parameter).
     bad_params: MappingProxyType = field(default_factory=_frozen)
+    #: The solver under which an in-memory iteration is one map-reduce over
+    #: the documents, as block-wise fits and ``partial_fit`` run it whatever
+    #: the solver (KLNMF's "cd" and PLSI's "squarem" need all documents).
+    one_pass_params: MappingProxyType = field(default_factory=_frozen)
 
     @property
     def name(self):
@@ -160,10 +164,15 @@ def _nmf_family(Estimator, bad_params=None, **capabilities):
 
 
 REGISTRY = (
-    _nmf_family(tf.KLNMF),
-    _nmf_family(tf.NormalizedNMF, probabilistic_factors=True),
+    _nmf_family(tf.KLNMF, one_pass_params=_frozen({"solver": "mu"})),
+    _nmf_family(
+        tf.NormalizedNMF,
+        probabilistic_factors=True,
+        one_pass_params=_frozen({"solver": "mu"}),
+    ),
     _nmf_family(
         tf.PLSI,
+        one_pass_params=_frozen({"solver": "em"}),
         transform_rows_sum_to_one=True,
         probabilistic_factors=True,
         empty_document_is_p_z=True,

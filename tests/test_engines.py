@@ -126,7 +126,7 @@ def test_the_engine_is_read_when_fit_runs(monkeypatch):
 
     monkeypatch.setattr(compiled, "mu_doc_pass", counting)
     X = planted_counts()
-    est = KLNMF(3, random_state=0, max_iter=5, split_merge=0)
+    est = KLNMF(3, solver="mu", random_state=0, max_iter=5, split_merge=0)
     with config_context(engine="numpy"):
         est.fit(X)
     assert calls == []
@@ -139,13 +139,21 @@ def test_the_engine_is_read_when_fit_runs(monkeypatch):
 
 FITS = [
     (KLNMF, {}),
+    (KLNMF, {"solver": "cd"}),
     (NormalizedNMF, {}),
+    (NormalizedNMF, {"solver": "cd"}),
     (PLSI, {}),
+    (PLSI, {"solver": "squarem"}),
     (PLSI, {"beta": 0.8}),
     (JointNMF, {}),
     (JointNMF, {"normalize": "both"}),
     (HybridNMFPLSI, {}),
+    (HybridNMFPLSI, {"nmf_solver": "cd", "plsi_solver": "squarem"}),
 ]
+# The accelerated solvers (coordinate descent's projections on zero,
+# SQUAREM's long extrapolations) amplify float32 rounding, which differs
+# between the engines: their iterates are compared in float64 only.
+ACCELERATED = ("cd", "squarem")
 
 
 def _fit_on(engine, Estimator, params, X, W0, H0):
@@ -163,6 +171,8 @@ def _fit_on(engine, Estimator, params, X, W0, H0):
 @pytest.mark.parametrize(("Estimator", "params"), FITS, ids=repr)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_engines_agree_after_50_iterations(Estimator, params, dtype):
+    if dtype == np.float32 and set(params.values()) & set(ACCELERATED):
+        pytest.skip("accelerated solvers: engines compared in float64")
     X = planted_counts(dtype=dtype)
     W0, H0 = (A.astype(dtype) for A in random_start(X, 3))
     ref, ref_doc = _fit_on("numpy", Estimator, params, X, W0, H0)
@@ -241,6 +251,7 @@ def _calls(X, W, H):
         "product_at_nonzeros": lambda: K.product_at_nonzeros(X, W, H),
         "mu_fold_in": lambda: K.mu_fold_in(X, H, W, 100, 1e-6),
         "lda_e_step": lambda: K.lda_e_step(X, W + 1, B, 0.1, 100, 1e-6),
+        "cd_sweep": lambda: K.cd_sweep(X, W, H),
     }
 
 
@@ -263,6 +274,7 @@ def _arrays(result):
         "product_at_nonzeros",
         "mu_fold_in",
         "lda_e_step",
+        "cd_sweep",
     ],
 )
 def test_twins_match_keep_dtype_and_leave_inputs_alone(name, dtype):

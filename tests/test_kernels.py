@@ -218,3 +218,44 @@ def test_ratio_at_nonzeros_memory_is_o_nnz():
     bound = 2 * 8 * products._CHUNK_ELEMENTS + 4 * 8 * X.nnz + 8 * m * k
     assert X.nnz * k > 2 * products._CHUNK_ELEMENTS  # the cap is really exercised
     assert peak < bound, f"peak {peak / 2**20:.1f} MiB > bound {bound / 2**20:.1f} MiB"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cd_sweep_lowers_the_objective_and_keeps_the_model_current(dtype):
+    rng = np.random.default_rng(0)
+    X = sp.random(40, 30, density=0.2, random_state=0, format="csr", dtype=dtype)
+    X.data = np.ceil(10 * X.data)
+    # A start far too large: the first Newton steps lower W and overshoot.
+    W = (rng.random((40, 4)) * 50).astype(dtype)
+    H = rng.random((4, 30)).astype(dtype)
+    before = [A.copy() for A in (X.data, W, H)]
+    losses = [K.kl_divergence(X, W, H)]
+    Wi, Hi, y = W, H, None
+    for _ in range(8):
+        Wi, Hi, y = K.cd_sweep(X, Wi, Hi, y)
+        assert Wi.dtype == Hi.dtype == y.dtype == dtype
+        assert (Wi >= 0).all() and (Hi >= 0).all()
+        if dtype == np.float64:
+            # (In float32, y is that of the float64 factors before the cast.)
+            assert_allclose(y, K.product_at_nonzeros(X, Wi, Hi), rtol=1e-9)
+        losses.append(K.kl_divergence(X, Wi, Hi))
+    assert np.all(np.diff(losses) <= 1e-5 * losses[0])
+    assert losses[-1] < 0.5 * losses[0]
+    # The common scale is the best one: sum(W H) = sum(X).
+    assert_allclose(Wi.sum(axis=0) @ Hi.sum(axis=1), X.sum(), rtol=1e-4)
+    for a, b in zip(before, (X.data, W, H), strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_squarem_point_is_twice_for_a_unit_step_and_stays_non_negative():
+    start = (np.array([[1.0, 2.0]]),)
+    once = (np.array([[0.5, 2.5]]),)
+    twice = (np.array([[0.25, 2.75]]),)
+    point, alpha = K.squarem_point(start, once, twice)
+    # r = (-0.5, 0.5), v = (0.25, -0.25): alpha = -2, the point
+    # start + 4 r + 4 v = (0, 3) -- the entry at 0 is lifted to 1e-3 * twice.
+    assert alpha == -2.0
+    assert_allclose(point[0], [[0.25e-3, 3.0]])
+    line = (np.array([[1.0]]),), (np.array([[2.0]]),), (np.array([[3.0]]),)
+    point, alpha = K.squarem_point(*line)
+    assert alpha == -1.0 and point[0][0, 0] == 3.0

@@ -537,3 +537,27 @@ def test_a_choice_at_the_edge_of_the_grid_is_flagged():
     assert NComponentsSelection([2, 3], [[0.9], [0.5]], "stability").edge is None
     inside = NComponentsSelection([2, 3, 4], [[0.5], [0.9], [0.7]], "held_out")
     assert not inside.at_edge and inside.edge_message() is None
+
+
+def test_unconverged_fits_are_summed_up_in_one_warning():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_topicfac import KLNMF
+    from sklearn_topicfac.model_selection import select_n_components
+
+    rng = np.random.default_rng(0)
+    X = rng.poisson(3.0, size=(30, 12))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        select_n_components(
+            KLNMF(max_iter=2, split_merge=0), X, [2, 3], method="aic", random_state=0
+        )
+    messages = [
+        str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)
+    ]
+    assert messages == [
+        "2 of 2 fits did not converge (stopped by their iteration "
+        "limit); raise the estimator's max_iter or tol."
+    ]

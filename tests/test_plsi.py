@@ -19,21 +19,28 @@ def test_plsi_iterates_equal_hofmanns_em(engine, beta):
     p_d_z = rng.dirichlet(np.ones(9), size=k).T
     p_w_z = rng.dirichlet(np.ones(7), size=k)
     W0 = X.sum() * p_d_z * p_z
-    model = PLSI(k, beta=beta, init="custom", max_iter=6, tol=0, split_merge=0).fit(
-        X, W=W0, H=p_w_z
-    )
+    model = PLSI(
+        k, beta=beta, solver="em", init="custom", max_iter=6, tol=0, split_merge=0
+    ).fit(X, W=W0, H=p_w_z)
     ref_z, ref_dz, ref_wz = plsa_em(X, p_z, p_d_z, p_w_z, beta, 6)
     assert_allclose(model.p_z_, ref_z, rtol=1e-10)
     assert_allclose(model.p_d_given_z_, ref_dz, rtol=1e-10)
     assert_allclose(model.components_, ref_wz, rtol=1e-10)
 
 
+@pytest.mark.parametrize("solver", ["em", "squarem"])
 @pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_em_objective_never_increases(sparse, dtype):
+def test_em_objective_never_increases(sparse, dtype, solver):
     X = _planted(sparse=sparse, dtype=dtype)
     model = PLSI(
-        5, init="random", random_state=0, max_iter=100, tol=0, split_merge=0
+        5,
+        solver=solver,
+        init="random",
+        random_state=0,
+        max_iter=100,
+        tol=0,
+        split_merge=0,
     ).fit(X)
     history = model.loss_history_
     # Rounding of a float64 sum of terms of total size ~ sum(X).
@@ -144,8 +151,10 @@ PAPER_NMF_H = np.array(
 
 def _fit_worked_example(estimator):
     # Our orientation is documents x terms: X = X_paper.T, the document
-    # factor is H0 S0 and the topic factor is C0.T.
-    model = estimator(2, init="custom", max_iter=5000, tol=0)
+    # factor is H0 S0 and the topic factor is C0.T.  The paper's algorithms:
+    # multiplicative updates and plain EM.
+    solver = "mu" if estimator is KLNMF else "em"
+    model = estimator(2, solver=solver, init="custom", max_iter=5000, tol=0)
     return model.fit(PAPER_X.T, W=PAPER_H0 * PAPER_S0, H=PAPER_C0.T)
 
 

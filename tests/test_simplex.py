@@ -501,7 +501,9 @@ def _corner_distances(vertices):
 
 def test_plsi_given_as_inner_model_is_the_default():
     default = SimplexPLSA(n_components=3, random_state=0).fit(X_TRIANGLE)
-    inner = PLSI(max_iter=1000, tol=1e-6, split_merge=0, random_state=0)
+    inner = PLSI(
+        solver="em", max_iter=1000, tol=1e-6, split_merge=0, random_state=0
+    )
     given = SimplexPLSA(n_components=3, random_state=0, inner_model=inner)
     given.fit(X_TRIANGLE)
     assert_allclose(given.components_, default.components_, rtol=1e-12)

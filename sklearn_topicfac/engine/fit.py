@@ -15,6 +15,7 @@ from .._config import config_context, get_config
 from ..kernels import thread_budget
 from .iterations import Run, run, run_on, run_online, start, topics_of
 from .moves import split_merge
+from .runners import InMemoryRunner
 from .starts import random_start
 
 # With split-merge moves, the starts and the moves run to this many times
@@ -75,6 +76,9 @@ def fit(
     lower after 9 more; from 350 iterations it had not ended lower after
     350 more).
     """
+    if online is not None or not isinstance(runner, InMemoryRunner):
+        # A block's document step sees some of the documents only.
+        model = model.for_blocks()
     moving = bool(settings.moves and model.moves and online is None)
     final = settings
     if moving:

@@ -40,6 +40,7 @@ def stepwise_em(model, X, H, averages, t, offset, decay):
     column sums of ``W`` (for the model's topic attributes).
     """
     X = X.astype(H.dtype, copy=False)
+    model = model.for_blocks()
     n_b = max(X.shape[0], 1)
     W = model.prepare_start(model.fold_in(X, H), H)[0]
     stats = model.doc_step(X, W, H, True)[1]

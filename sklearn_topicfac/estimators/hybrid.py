@@ -59,6 +59,11 @@ class HybridNMFPLSI(TopicFactorization):
         ``X``).
     n_rounds : int, default=10
         Maximum number of NMF-then-PLSI rounds.
+    nmf_solver : {"mu", "cd"}, default="mu"
+        The NMF phase's solver (see :class:`KLNMF`).
+    plsi_solver : {"em", "squarem"}, default="em"
+        The PLSI phase's solver (see :class:`PLSI`).  The defaults,
+        ``nmf_solver="mu", plsi_solver="em"``, are the paper's algorithm.
     max_iter : int, default=200
         Maximum number of iterations of each phase, and of the fold-in sweeps
         of ``transform``.
@@ -141,6 +146,8 @@ class HybridNMFPLSI(TopicFactorization):
             StrOptions({"auto"}),
         ],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "nmf_solver": [StrOptions({"cd", "mu"})],
+        "plsi_solver": [StrOptions({"em", "squarem"})],
     }
 
     _default_init = "kmeans"
@@ -151,6 +158,8 @@ class HybridNMFPLSI(TopicFactorization):
         *,
         init=None,
         n_rounds=10,
+        nmf_solver="mu",
+        plsi_solver="em",
         max_iter=200,
         tol=1e-4,
         n_init=1,
@@ -161,6 +170,8 @@ class HybridNMFPLSI(TopicFactorization):
         self.n_components = n_components
         self.init = init
         self.n_rounds = n_rounds
+        self.nmf_solver = nmf_solver
+        self.plsi_solver = plsi_solver
         self.max_iter = max_iter
         self.tol = tol
         self.n_init = n_init
@@ -185,7 +196,10 @@ class HybridNMFPLSI(TopicFactorization):
     def _phases(self):
         """The two algorithms of a round."""
         fold_in = dict(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
-        return (("NMF", KLNMFModel(**fold_in)), ("PLSI", PLSIModel(**fold_in)))
+        return (
+            ("NMF", KLNMFModel(self.nmf_solver, **fold_in)),
+            ("PLSI", PLSIModel(solver=self.plsi_solver, **fold_in)),
+        )
 
     def _fit_engine(self, runner, W, H):
         model = self._build_model()

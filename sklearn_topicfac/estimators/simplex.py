@@ -427,8 +427,10 @@ class SimplexPLSA(TopicEstimator):
                 init=self.init,
                 max_iter=self.max_iter,
                 tol=self.tol,
-                # Paper 004's PLSA step, as published: the points of a
-                # simplex are no counts of topics' words to split or merge.
+                # Paper 004's PLSA step, as published: plain EM, and the
+                # points of a simplex are no counts of topics' words to split
+                # or merge.
+                solver="em",
                 split_merge=0,
                 random_state=self.random_state,
                 verbose=self.verbose,

@@ -16,7 +16,9 @@ estimators.
 - `products`: the sampled product and ratio at the non-zeros, sparse-dense
   products;
 - `divergence`: the generalized KL divergence;
-- `updates`: multiplicative (KL-NMF) and EM (PLSI) updates, normalization;
+- `updates`: multiplicative (KL-NMF) and EM (PLSI) updates, normalization,
+  the SQUAREM extrapolation of EM;
+- `coordinate`: KL-NMF by cyclic coordinate descent with Newton steps;
 - `variational`: LDA's variational E-step, bounds and Dirichlet/Gamma terms;
 - `collapsed`: LDA's zero-order collapsed variational (CVB0) sweep;
 - `completion`: the document-completion split of the held-out score;
@@ -34,6 +36,7 @@ from .completion import (
     completion_log_likelihood,
     completion_split,
 )
+from .coordinate import cd_pass, cd_sweep
 from .divergence import (
     kl_divergence,
     kl_divergence_from_ratio,
@@ -62,6 +65,7 @@ from .updates import (
     mu_update_w,
     normalize_columns,
     normalize_rows,
+    squarem_point,
 )
 from .variational import (
     dirichlet_expectation,
@@ -79,6 +83,8 @@ from .variational import (
 __all__ = [
     "cvb0_sweep",
     "HELD_OUT_SMOOTHING",
+    "cd_pass",
+    "cd_sweep",
     "completion_log_likelihood",
     "completion_split",
     "dirichlet_expectation",
@@ -113,6 +119,7 @@ __all__ = [
     "ratio_at_nonzeros",
     "ratio_log_sums",
     "ratio_log_sums_at_nonzeros",
+    "squarem_point",
     "thread_budget",
     "transposed_product",
 ]

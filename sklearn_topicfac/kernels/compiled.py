@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _parallel
+from ._scale import rescaled
 
 _JIT = {
     "cache": True,
@@ -660,3 +661,104 @@ def cvb0_sweep(
         )  # fmt: skip
     topics = new_topic.sum(axis=0).T.astype(dtype)
     return new_doc, np.ascontiguousarray(topics), float(log_lik.sum())
+
+
+# ------------------------------------------- coordinate descent (KL-NMF)
+_VANISHING = -1 + 8 * np.finfo(np.float64).eps
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy")
+def _newton_value(w, c, gain, curvature):
+    """The projected Newton step of one coordinate (see `_newton_pass`)."""
+    if not curvature > 0:
+        return 0.0
+    new = w - (c - gain) / curvature
+    if not np.isfinite(new):
+        return w
+    return max(new, 0.0)
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy")
+def _coordinate(x, y, entries, other, factor, values, s, c):
+    """One coordinate ``values[s]``: Newton step, checked where it lowers
+    the value, the multiplicative step where the check fails; ``y`` kept
+    current at the segment's entries (``entries``; ``other[e]`` indexes
+    ``factor`` for entry ``e``)."""
+    w = values[s]
+    gain = 0.0
+    curvature = 0.0
+    for e in entries:
+        u = factor[other[e]] / y[e]
+        xu = x[e] * u
+        gain += xu
+        curvature += xu * u
+    new = _newton_value(w, c, gain, curvature)
+    if new < w:
+        change = c * (new - w)
+        for e in entries:
+            t = (new - w) * factor[other[e]] / y[e]
+            if t < _VANISHING:
+                change = np.inf
+                break
+            change -= x[e] * np.log1p(t)
+        if not change <= 0:
+            safe = w * (gain / c)
+            new = safe if np.isfinite(safe) else w
+    d = new - w
+    if d != 0:
+        for e in entries:
+            y[e] = y[e] * (1.0 + d * factor[other[e]] / y[e])
+    values[s] = new
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy")
+def _cd_sweep(indptr, indices, col_ptr, col_entries, rows, x, y, Wt, H):
+    k, n = Wt.shape
+    m = H.shape[1]
+    row_entries = np.arange(x.shape[0])
+    for j in range(k):
+        c = 0.0
+        for col in range(m):
+            c += H[j, col]
+        if c > 0:
+            for r in range(n):
+                entries = row_entries[indptr[r] : indptr[r + 1]]
+                _coordinate(x, y, entries, indices, H[j], Wt[j], r, c)
+    for j in range(k):
+        c = 0.0
+        for r in range(n):
+            c += Wt[j, r]
+        if c > 0:
+            for col in range(m):
+                entries = col_entries[col_ptr[col] : col_ptr[col + 1]]
+                _coordinate(x, y, entries, rows, Wt[j], H[j], col, c)
+
+
+def cd_sweep(X, W, H, y=None):
+    """One sweep of cyclic coordinate descent: the twin of
+    `sklearn_topicfac.kernels.cd_sweep` (the same steps and checks, entry
+    by entry, one thread)."""
+    dtype = np.result_type(W.dtype, H.dtype)
+    n, m = X.shape
+    if y is None:
+        y = product_at_nonzeros(X, W, H)
+    y = np.maximum(y.astype(np.float64), np.finfo(np.float64).tiny)
+    x = X.data.astype(np.float64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(X.indptr))
+    col_entries = np.argsort(X.indices, kind="stable").astype(np.int64)
+    col_ptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(X.indices, minlength=m), out=col_ptr[1:])
+    Wt = np.array(W.T, dtype=np.float64, order="C")
+    H_new = np.array(H, dtype=np.float64, order="C")
+    _cd_sweep(
+        X.indptr.astype(np.int64),
+        X.indices.astype(np.int64),
+        col_ptr,
+        col_entries,
+        rows,
+        x,
+        y,
+        Wt,
+        H_new,
+    )
+    return rescaled(x, y, Wt, H_new, dtype)

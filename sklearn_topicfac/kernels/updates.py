@@ -247,3 +247,40 @@ def normalize_columns(A):
     """
     s = A.sum(axis=0)
     return A / positive_or_one(s)[None, :], s
+
+
+def _squared_norm(A):
+    return float(np.einsum("ij,ij->", A, A, dtype=np.float64))
+
+
+def squarem_point(start, once, twice):
+    """The squared extrapolation of a fixed-point map (SQUAREM, scheme S3).
+
+    From a state ``start`` and its images ``once = F(start)`` and ``twice =
+    F(once)`` under the EM map (each a tuple of arrays, taken together as one
+    parameter vector), with ``r = once - start`` and ``v = twice - 2 once +
+    start``, the step length is :math:`\\alpha = -\\|r\\| / \\|v\\|`
+    (Varadhan & Roland, 2008), bounded by ``-1``, and the point
+
+    .. math::
+
+        \\theta' = \\theta_0 - 2 \\alpha r + \\alpha^2 v
+
+    is projected back on the non-negative orthant: an entry the
+    extrapolation would make negative is set to a thousandth of its value
+    in ``twice`` instead of zero, which EM updates could never leave.  With
+    ``alpha = -1`` the point is ``twice``.  Returns ``(point, alpha)``; the
+    caller renormalizes what must sum to one and checks the objective.
+    """
+    r = [b - a for a, b in zip(start, once, strict=True)]
+    v = [c - 2 * b + a for a, b, c in zip(start, once, twice, strict=True)]
+    r_norm = np.sqrt(sum(_squared_norm(p) for p in r))
+    v_norm = np.sqrt(sum(_squared_norm(p) for p in v))
+    if not v_norm > 0 or not np.isfinite(r_norm / v_norm):
+        return twice, -1.0
+    alpha = min(-r_norm / v_norm, -1.0)
+    point = []
+    for a, p, q, c in zip(start, r, v, twice, strict=True):
+        t = a - (2 * alpha) * p + (alpha * alpha) * q
+        point.append(np.where(t > 0, t, c * 1e-3).astype(a.dtype, copy=False))
+    return tuple(point), alpha

@@ -92,6 +92,12 @@ class TopicModel:
     def prepare_start(self, W, H):
         return W, H
 
+    def for_blocks(self):
+        """The model to run where ``doc_step`` sees only some of the documents
+        (block-wise fits, online updates): the same objective and
+        parametrization, with iterations that are one map-reduce."""
+        return self
+
     def start_from_factors(self, W, H, total):
         return W, H
 

@@ -1,6 +1,7 @@
 """KL-NMF by Lee-Seung multiplicative updates, plain and L1-normalized."""
 
 from ..kernels import (
+    cd_pass,
     mu_doc_pass,
     mu_topic_update,
     normalize_rows,
@@ -11,15 +12,42 @@ from ._base import ProbabilisticFactors, TopicModel
 
 
 class KLNMFModel(TopicModel):
-    """``min D(X || W H)`` by multiplicative updates, ``W`` first, then ``H``.
+    """``min D(X || W H)``, ``W`` first, then ``H``.
+
+    With ``solver="mu"``, Lee & Seung's multiplicative updates:
 
     .. math::
 
         W \\leftarrow W \\odot \\frac{(X / WH) H^T}{\\mathbf{1} H^T}, \\qquad
         H \\leftarrow H \\odot \\frac{W^T (X / WH)}{W^T \\mathbf{1}}
+
+    With ``solver="cd"``, one iteration is a sweep of cyclic coordinate
+    descent with safeguarded scalar Newton steps (`kernels.cd_sweep`): the
+    columns of ``W``, then the rows of ``H``.  Its topic update needs every
+    document at once, so block-wise fits and online updates run the
+    multiplicative updates instead (`for_blocks`).
+
+    Parameters
+    ----------
+    solver : {"mu", "cd"}, default="mu"
+    fold_in_iter, fold_in_tol
+        As for `TopicModel`.
     """
 
+    def __init__(self, solver="mu", **fold_in):
+        super().__init__(**fold_in)
+        self.solver = solver
+
+    def for_blocks(self):
+        if self.solver == "mu":
+            return self
+        return type(self)(fold_in_iter=self.fold_in_iter, fold_in_tol=self.fold_in_tol)
+
     def doc_step(self, X, W, H, warm):
+        if self.solver == "cd":
+            # The whole sweep, topics included: X holds every document.
+            W_new, H_new, sums = cd_pass(X, W, H)
+            return W_new, {"loss": self.objective(X, sums, W, H), "H": H_new}
         # The objective of the incoming state (from its ratio's sums), the W
         # half-step, and the ratio of the *updated* W that the topic
         # half-step uses (alternating updates; this is what makes NMF differ
@@ -33,6 +61,8 @@ class KLNMFModel(TopicModel):
         }
 
     def topic_step(self, H, stats):
+        if "H" in stats:
+            return stats["H"], None
         return mu_topic_update(H, stats["WtR"], stats["w_sum"]), None
 
     def online_topics(self, counts, w_sum):
@@ -52,6 +82,9 @@ class NormalizedNMFModel(ProbabilisticFactors, KLNMFModel):
         # W splits as D diag(s) with s = its column sums; the topic half-step
         # updates G = diag(s) C using D, then splits G into s' and C'.  The new
         # document factor D diag(s') is W rescaled by s' / s.
+        if "H" in stats:
+            # A coordinate-descent sweep updated W and H = G themselves.
+            return normalize_rows(stats["H"])
         s = stats["w_sum"]
         s_safe = s + (s == 0)
         G = mu_topic_update(

@@ -5,6 +5,7 @@ from ..kernels import (
     em_topic_update,
     normalize_rows,
     ratio_log_sums_at_nonzeros,
+    squarem_point,
     transposed_product,
 )
 from ._base import ProbabilisticFactors, TopicModel
@@ -17,19 +18,58 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
     state; with ``beta < 1`` the posterior is tempered (the joint raised to
     the power ``beta``).
 
+    With ``solver="squarem"`` (and ``beta=1``) one iteration is a cycle of
+    SQUAREM (Varadhan & Roland, 2008): two EM steps ``theta_1 = F(theta_0)``,
+    ``theta_2 = F(theta_1)``, their squared extrapolation ``theta'``
+    (`kernels.squarem_point`, topics renormalized) and one EM step from it,
+    ``F(theta')``, which is kept when the objective at ``theta'`` is no
+    higher than at ``theta_1``; otherwise the cycle ends at ``theta_2``.
+    Either way the objective is no higher than at ``theta_1``, hence than at
+    the start of the cycle: it never rises.  The cycle needs every document
+    at once (its topics), so block-wise fits and online updates run plain
+    EM (`for_blocks`).
+
     Parameters
     ----------
     beta : float in (0, 1], default=1.0
         Tempering exponent; 1 is plain EM.
+    solver : {"em", "squarem"}, default="em"
     fold_in_iter, fold_in_tol
         As for `TopicModel`.
     """
 
-    def __init__(self, beta=1.0, **fold_in):
+    def __init__(self, beta=1.0, solver="em", **fold_in):
         super().__init__(**fold_in)
         self.beta = beta
+        self.solver = solver
+
+    def for_blocks(self):
+        if self.solver == "em":
+            return self
+        return type(self)(
+            self.beta, fold_in_iter=self.fold_in_iter, fold_in_tol=self.fold_in_tol
+        )
+
+    def _em(self, X, W, H):
+        """One plain EM step: ``(W_new, H_new, objective of (W, H))``."""
+        W_new, R, sums = em_doc_pass(X, W, H)
+        H_new = em_topic_update(H, transposed_product(W, R))
+        return W_new, H_new, self.objective(X, sums, W, H)
+
+    def _squarem(self, X, W, H):
+        W1, H1, loss = self._em(X, W, H)
+        W2, H2, loss_1 = self._em(X, W1, H1)
+        (Wp, Hp), alpha = squarem_point((W, H), (W1, H1), (W2, H2))
+        if alpha < -1:
+            W3, H3, loss_p = self._em(X, Wp, normalize_rows(Hp)[0])
+            if loss_p <= loss_1:
+                return W3, {"loss": loss, "H": H3}
+        return W2, {"loss": loss, "H": H2}
 
     def doc_step(self, X, W, H, warm):
+        if self.solver == "squarem" and self.beta == 1:
+            # The whole cycle, topics included: X holds every document.
+            return self._squarem(X, W, H)
         if self.beta == 1:
             W_new, R, sums = em_doc_pass(X, W, H)
             loss = self.objective(X, sums, W, H)
@@ -43,6 +83,8 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
         return W_new, {"loss": loss, "WtR": transposed_product(W, R)}
 
     def topic_step(self, H, stats):
+        if "H" in stats:
+            return stats["H"], None
         if self.beta != 1:
             H = H**self.beta
         return em_topic_update(H, stats["WtR"]), None

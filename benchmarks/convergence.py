@@ -1,0 +1,197 @@
+"""Does a default fit end converged?  KLNMF, PLSI and HybridNMFPLSI per solver.
+
+For every corpus and solver: a default fit (``random_state=0``,
+``split_merge=0``) gives ``n_iter_``, whether it warned
+(``ConvergenceWarning``), its time and objective; continuing it from where
+it ended (its factors as a custom start, ``tol=0``) for ten times as many
+iterations (the hybrid: its last phase's algorithm, PLSI) gives the
+objective "10 times more iterations reach" and the gap to it, and from the
+per-iteration objectives (`fit_callback`) the time each solver needs to come
+within 0.1 % of that objective.  A continuation is stopped at a CPU budget
+(``--budget``, seconds; "capped" in the results): its objective is then
+what the budget reached, a lower bound on the gap.  Times are CPU seconds of the
+process (all threads), which a machine shared with other jobs inflates
+less than wall time.
+
+    python benchmarks/convergence.py --corpora classic3 cstr --out /tmp/conv.md
+"""
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+import sklearn_topicfac as tf
+from sklearn_topicfac.datasets import (
+    load_labeled_text,
+    load_mat_corpus,
+    load_reuters21578,
+)
+
+# The shared corpora (``--data`` to point elsewhere).
+DATA = Path("/work/shared/data")
+
+
+def _cluto(name):
+    z = np.load(DATA / "cluto" / f"{name}.npz")
+    X = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
+    return X, z["y"]
+
+
+CORPORA = {
+    "classic3": lambda: load_mat_corpus(DATA / "classic3" / "classic3.mat")[:2],
+    "cstr": lambda: load_mat_corpus(DATA / "cstr" / "cstr.mat")[:2],
+    "webkb4": lambda: load_labeled_text(
+        [DATA / "webkb4" / f"webkb-{part}-stemmed.txt" for part in ("train", "test")],
+        drop_empty=True,
+    )[:2],
+    "reuters": lambda: load_reuters21578(DATA / "reuters21578")[:2],
+    "re0": lambda: _cluto("re0"),
+    "webace": lambda: load_mat_corpus(DATA / "webace" / "WebACE.mat")[:2],
+    "20news": lambda: load_mat_corpus(DATA / "20newsgroups" / "20Newsgroups.mat")[:2],
+    "tr11": lambda: _cluto("tr11"),
+    "tr41": lambda: _cluto("tr41"),
+}
+TUNING = ["classic3", "cstr", "webkb4", "reuters", "re0"]
+VALIDATION = ["webace", "20news", "tr11", "tr41"]
+
+# (estimator, solver parameter, solvers; the first is today's algorithm)
+METHODS = [
+    (tf.KLNMF, "solver", ["mu", "cd"]),
+    (tf.PLSI, "solver", ["em", "squarem"]),
+    (tf.HybridNMFPLSI, None, [("mu", "em"), ("cd", "squarem")]),
+]
+
+
+def _params(Estimator, key, solver):
+    if Estimator is tf.HybridNMFPLSI:
+        return {"nmf_solver": solver[0], "plsi_solver": solver[1]}
+    return {key: solver}
+
+
+class _Budget(Exception):
+    """Raised by the trace to end a reference run at its CPU budget."""
+
+
+def _fit(Estimator, X, k, params, trace=None, W=None, H=None, budget=None):
+    """Fit; returns ``(estimator, CPU seconds, warned, trace)``: the trace
+    holds ``(objective, CPU seconds)`` per iteration, and a run stopped by
+    ``budget`` (CPU seconds) returns ``None`` for the estimator."""
+    est = Estimator(n_components=k, random_state=0, split_merge=0, **params)
+    points = []
+    start = time.process_time()
+
+    def record(info):
+        points.append((info.objective, time.process_time() - start))
+        if budget is not None and points[-1][1] > budget:
+            raise _Budget
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        try:
+            with tf.fit_callback(record):
+                est.fit(X, W=W, H=H)
+        except _Budget:
+            est = None
+    seconds = time.process_time() - start
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return est, seconds, warned, points
+
+
+def _state(est, X):
+    """The count-scale ``(W, H)`` a fit ended at."""
+    if isinstance(est, tf.KLNMF):
+        return est.embedding_, est.components_
+    n_words = float(X.sum())
+    return est.p_d_given_z_ * (est.p_z_ * n_words), est.components_
+
+
+def measure(name, X, k, Estimator, key, solver, budget):
+    params = _params(Estimator, key, solver)
+    est, seconds, warned, points = _fit(Estimator, X, k, params)
+    row = {
+        "corpus": name,
+        "estimator": Estimator.__name__,
+        "solver": "/".join(solver) if isinstance(solver, tuple) else solver,
+        "n_iter": int(est.n_iter_),
+        "warned": warned,
+        "seconds": seconds,
+        "loss": est.loss_,
+    }
+    # The reference: ten times as many iterations again from where the fit
+    # ended (the hybrid: its last phase's algorithm), tol=0, within a CPU
+    # budget (then "capped": the objective the budget reached).
+    if Estimator is tf.HybridNMFPLSI:
+        Estimator, params = tf.PLSI, {"solver": solver[1]}
+    W, H = _state(est, X)
+    more = dict(params, init="custom", tol=0, max_iter=10 * max(est.n_iter_, 1))
+    ref, ref_seconds, _, ref_points = _fit(
+        Estimator, X, k, more, W=W, H=H, budget=budget
+    )
+    row["capped"] = ref is None
+    row["ref_iter"] = len(ref_points)
+    ref_loss = ref_points[-1][0] if ref is None else ref.loss_
+    row["ref_loss"] = ref_loss
+    row["ref_seconds"] = ref_seconds
+    row["gap"] = (est.loss_ - ref_loss) / ref_loss
+    # CPU time to within 0.1 % of the reference objective along the fit and
+    # its continuation (the hybrid's trace restarts with each phase: none).
+    if row["estimator"] != "HybridNMFPLSI":
+        target = ref_loss * (1 + 1e-3)
+        trace = points + [(loss, s + seconds) for loss, s in ref_points]
+        hit = [s for loss, s in trace if loss <= target]
+        row["time_to_0.1%"] = hit[0] if hit else None
+    return row
+
+
+def table(paths):
+    """The markdown table of the results in the JSON-lines files ``paths``."""
+    rows = [json.loads(line) for path in paths for line in open(path)]
+    lines = [
+        "| corpus | estimator | solver | n_iter_ | warned | CPU s | objective "
+        "| gap to 10x | CPU s to 0.1 % |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        gap = f"{r['gap']:.1e}" + (" (capped)" if r["capped"] else "")
+        hit = r.get("time_to_0.1%")
+        lines.append(
+            f"| {r['corpus']} | {r['estimator']} | {r['solver']} | {r['n_iter']} "
+            f"| {'yes' if r['warned'] else 'no'} | {r['seconds']:.2f} "
+            f"| {r['loss']:.6g} | {gap} "
+            f"| {'—' if hit is None else f'{hit:.2f}'} |"
+        )
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--corpora", nargs="*", default=TUNING + VALIDATION)
+    parser.add_argument("--out", default="/tmp/kl-solver/convergence.jsonl")
+    parser.add_argument("--data", default=str(DATA))
+    parser.add_argument("--budget", type=float, default=40.0)
+    parser.add_argument("--table", nargs="*", help="print the table of these results")
+    args = parser.parse_args()
+    if args.table:
+        print(table(args.table))
+        return
+    globals()["DATA"] = Path(args.data)
+    for name in args.corpora:
+        X, y = CORPORA[name]()
+        X = sp.csr_matrix(X, dtype=np.float64)
+        k = len(np.unique(y))
+        for Estimator, key, solvers in METHODS:
+            for solver in solvers:
+                row = measure(name, X, k, Estimator, key, solver, args.budget)
+                print(json.dumps(row), flush=True)
+                with open(args.out, "a") as f:
+                    f.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()

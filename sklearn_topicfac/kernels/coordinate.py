@@ -1,0 +1,149 @@
+"""Cyclic coordinate descent for KL-NMF with scalar Newton steps.
+
+The KL objective restricted to one entry of ``W`` (all else fixed) is the
+convex function of one variable
+
+.. math::
+
+    f(w) = c\\,w - \\sum_{t} x_t \\log\\bigl(y_t + (w - w_0) h_t\\bigr)
+    + \\text{const}, \\qquad c = \\textstyle\\sum_w H_{jw},
+
+over the stored entries ``t`` of the row, with ``y = W H`` there and
+``h_t`` the entries of ``H``'s row ``j`` at them (Hsieh & Dhillon, KDD
+2011).  Its Newton step is ``w - f'(w) / f''(w)`` with
+
+.. math::
+
+    f'(w) = c - \\sum_t \\frac{x_t h_t}{y_t}, \\qquad
+    f''(w) = \\sum_t \\frac{x_t h_t^2}{y_t^2},
+
+projected on ``w >= 0``.  For a fixed component ``j`` the entries
+``W[:, j]`` are independent problems (one per row), so a whole column is
+updated at once from per-entry arrays and per-row sums; the same holds for
+a row of ``H`` with per-column sums.  A sweep updates the ``k`` columns of
+``W`` in turn, then the ``k`` rows of ``H``, keeping ``y`` current at the
+stored entries: O(nnz k) work, no dense ``W H``.
+
+Since ``f''`` decreases in ``w``, a Newton step that raises ``w`` lands at or
+short of the minimizer and lowers ``f``; a step that lowers ``w`` may
+overshoot.  Each such step is checked on the exact change of ``f`` (one
+logarithm per entry) and, where ``f`` would rise, replaced by the
+multiplicative (majorization-minimization) step ``w \\sum_t x_t h_t / y_t
+/ c``, which never raises it.  The objective therefore never rises.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._engine import twins
+from ._scale import rescaled
+from .divergence import ratio_log_sums
+from .products import divide_into_ratio, product_at_nonzeros
+
+# A relative change of the model within rounding of -1 (the model vanishes).
+_VANISHING = -1 + 8 * np.finfo(np.float64).eps
+
+
+def _sums(index, values, size):
+    """Sums of ``values`` per segment (row or column) ``index``."""
+    return np.bincount(index, weights=values, minlength=size)
+
+
+def _newton_pass(x, y, index, factor, values, linear):
+    """Newton steps on ``values`` (one per segment) for one component.
+
+    ``x`` and ``y`` are the data and the model at the stored entries (in
+    float64), ``index`` each entry's segment, ``factor`` the other factor's
+    entries of this component at the stored entries, ``linear`` the scalar
+    ``c``.  Returns the new values and the new ``y`` (both new arrays).
+    """
+    size = values.shape[0]
+    u = factor / y
+    a = x * u
+    gain = _sums(index, a, size)
+    a *= u
+    curvature = _sums(index, a, size)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        newton = values - (linear - gain) / curvature
+    # A segment without stored entries (or where the factor is zero at all of
+    # them) only costs c * w: its minimizer is 0.
+    new = np.where(curvature > 0, np.maximum(newton, 0), 0)
+    new = np.where(np.isfinite(new), new, values)
+    # The model changes by the factor 1 + t at each entry.
+    t = (new - values)[index] * u
+    down = new < values
+    if down.any():
+        # The exact change of f where the step lowers w (it may overshoot);
+        # t <= -1 (the model would vanish) makes it infinite or NaN, and so
+        # does t within rounding of -1, which may be a vanishing model.
+        t[t < _VANISHING] = -1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            change = linear * (new - values) - _sums(index, x * np.log1p(t), size)
+        rises = down & ~(change <= 0)
+        if rises.any():
+            # Majorization-minimization instead: never raises f.
+            safe = values * (gain / linear)
+            keep = np.where(rises, values, new)
+            new = np.where(rises & np.isfinite(safe), safe, keep)
+            t = (new - values)[index] * u
+    t += 1
+    t *= y
+    return new, t
+
+
+def cd_sweep(X, W, H, y=None):
+    """One sweep of cyclic coordinate descent: the columns of ``W``, then the
+    rows of ``H``.
+
+    Parameters
+    ----------
+    X : scipy.sparse CSR matrix of shape (n_samples, n_features)
+    W : ndarray of shape (n_samples, k)
+    H : ndarray of shape (k, n_features)
+    y : ndarray of shape (X.nnz,), default=None
+        ``W @ H`` at the stored entries of ``X`` (computed if not given).
+
+    Returns
+    -------
+    W_new, H_new : the factors after the sweep (new arrays, dtype kept).
+    y_new : ndarray of shape (X.nnz,), ``W_new @ H_new`` at the stored entries.
+    """
+    if (fast := twins(X, W.shape[1])) is not None:
+        return fast.cd_sweep(X, W, H, y)
+    dtype = np.result_type(W.dtype, H.dtype)
+    n, m = X.shape
+    k = W.shape[1]
+    if y is None:
+        y = product_at_nonzeros(X, W, H)
+    # Per-entry work in float64 whatever the dtype: the curvature's
+    # x h^2 / y^2 would overflow float32 where the model is small.
+    y = np.maximum(y.astype(np.float64), np.finfo(np.float64).tiny)
+    x = X.data.astype(np.float64)
+    rows = np.repeat(np.arange(n, dtype=np.intp), np.diff(X.indptr))
+    cols = X.indices
+    Wt = np.array(W.T, dtype=np.float64, order="C")
+    H_new = np.array(H, dtype=np.float64, order="C")
+    h_sum = H_new.sum(axis=1)
+    for j in range(k):
+        if h_sum[j] > 0:
+            Wt[j], y = _newton_pass(x, y, rows, H_new[j][cols], Wt[j], h_sum[j])
+    w_sum = Wt.sum(axis=1)
+    for j in range(k):
+        if w_sum[j] > 0:
+            H_new[j], y = _newton_pass(x, y, cols, Wt[j][rows], H_new[j], w_sum[j])
+    return rescaled(x, y, Wt, H_new, dtype)
+
+
+def cd_pass(X, W, H):
+    """`cd_sweep` as the fit loop uses it: ``(W_new, H_new, sums)``.
+
+    ``sums = (sum x log r, sum x)`` of the ratio ``r = X / (W H)`` of the
+    incoming state (`ratio_log_sums`), from which its objective follows
+    (`kl_divergence_from_sums`).
+    """
+    y = product_at_nonzeros(X, W, H)
+    r = y.copy()
+    divide_into_ratio(X.data, r)
+    sums = ratio_log_sums(X, sp.csr_matrix((r, X.indices, X.indptr), shape=X.shape))
+    W_new, H_new, _ = cd_sweep(X, W, H, y)
+    return W_new, H_new, sums
