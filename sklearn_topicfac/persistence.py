@@ -293,9 +293,12 @@ def _legacy_class(cls):
 
 
 def _upgraded_state(cls, state):
-    for name in inspect.signature(cls.__init__).parameters:
-        if name in _LEGACY_PARAMETERS and name not in state:
-            state[name] = _LEGACY_PARAMETERS[name]
+    # A parameter added since: its value for those models where the default
+    # changed behaviour (_LEGACY_PARAMETERS), else its default, which keeps
+    # the old behaviour (solver="mu"/"em", inference="vb", ...).
+    for name, parameter in inspect.signature(cls.__init__).parameters.items():
+        if name != "self" and name not in state:
+            state[name] = _LEGACY_PARAMETERS.get(name, parameter.default)
     if issubclass(cls, SimplexPLSA) and "simplex_map_" not in state:
         if all(old in state for old in _LEGACY_SIMPLEX_MAP):
             simplex_map = SimplexMap()
