@@ -4,9 +4,10 @@ Three experiments on the labeled corpora of ``../shared/data`` (subsampled so
 that each runs in a few minutes on a shared two-core machine):
 
 ``tempered``
-    Paper 003 (Hofmann, tempered EM): held-out completion score
-    (``PLSI(beta=...).score`` on the test fold of ``shuffled_folds(3)``)
-    against ``beta``, and its spread over random starts.
+    Paper 003 (Gaussier & Goutte, §3: Hofmann's tempered EM): held-out
+    completion score (``PLSI(beta=...).score`` on the test fold of
+    ``shuffled_folds(3)``) against ``beta``, and its spread over random
+    starts.
 ``optima``
     Paper 003, footnote 2 (NMF has at least as many local optima as PLSA):
     KLNMF and PLSI from the same random starts, both without split-merge

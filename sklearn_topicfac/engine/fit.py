@@ -72,9 +72,7 @@ def fit(
     to convergence at ``tol`` (within ``max_iter`` iterations in all).  A
     move pays off quickly from a roughly converged state; from a tightly
     converged one the same move often needs as many iterations again as the
-    fit took (measured on CSTR: KL-NMF's move from 36 iterations ended 1 %
-    lower after 9 more; from 350 iterations it had not ended lower after
-    350 more).
+    fit took (measured in ``docs/real_text.md``).
     """
     if online is not None or not isinstance(runner, InMemoryRunner):
         # A block's document step sees some of the documents only.

@@ -61,10 +61,10 @@ class KLNMF(StepwiseEM, TopicFactorization):
     solver : {"mu", "cd"}, default="mu"
         ``"mu"``: multiplicative updates (scikit-learn's iterates);
         ``"cd"``: coordinate descent with Newton steps.  One iteration of
-        ``"cd"`` costs about three to six of ``"mu"`` and converges in far
-        fewer, to a lower objective, but a whole fit to ``tol`` took more
-        time than ``"mu"``'s default fit on most corpora measured, so it is
-        not the default (``docs/real_text.md`` has the measurements).
+        ``"cd"`` costs several of ``"mu"`` and converges in far fewer, to a
+        lower objective, but a whole fit to ``tol`` took more time than
+        ``"mu"``'s default fit on most corpora measured, so it is not the
+        default (``docs/real_text.md`` has the measurements).
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start of the iterations.  ``None`` uses ``"nndsvda"`` (a non-negative
         SVD start, deterministic up to ``random_state``) when

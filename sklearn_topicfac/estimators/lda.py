@@ -251,12 +251,11 @@ class LDAVI(_Variational):
     - **Restarting beats warm starts.**  Starting each E-step from the
       previous epoch's :math:`\\gamma` alone makes every step exact
       coordinate ascent, but warm starts keep each document in the mode it
-      fell into under the first, random topics: on a generated corpus that
-      costs 40 % in held-out perplexity (420 against 301 for restarts).  The
-      better of the two per document keeps the restarts' escapes and the
-      warm starts' ascent, for one more evaluation of the bound per epoch
-      (about one sweep) and the sweeps of the documents switched: 13 to
-      21 % more fit time on Classic3 and WebACE (``docs/lda.md``).
+      fell into under the first, random topics, which costs held-out
+      perplexity.  The better of the two per document keeps the restarts'
+      escapes and the warm starts' ascent, for one more evaluation of the
+      bound per epoch (about one sweep) and the sweeps of the documents
+      switched (both measured in ``docs/lda.md``).
 
     :meth:`bound` folds every document in from all ones (as ``transform``):
     on the training data it is at most ``-loss_``, and equal where no
@@ -356,11 +355,11 @@ default=None
         first move undone ends the moves.  This
         repairs batch VB's typical local optimum -- two true topics merged
         into one, another split in two -- which more epochs, and often more
-        restarts, do not leave (on the 20-topic corpus of
-        ``examples/choosing_k.py`` it made the held-out score choose k = 28
-        instead of 20).  Each move tried costs about one more fit of a few
-        epochs, and on most labeled corpora measured none was kept
-        (``docs/performance.md``), so they are off by default.  With
+        restarts, do not leave, and which biases choosing ``n_components``
+        by held-out score upwards (``docs/lda.md``).  Each move tried costs
+        about one more fit of a few epochs, and on most labeled corpora
+        none was kept (both measured in ``docs/performance.md``), so they
+        are off by default.  With
         ``split_merge=0``, ``init="random"`` and the same ``random_state``
         the first epoch is scikit-learn's (the later ones differ by their
         E-step's start, see above).  The moves made are in

@@ -17,8 +17,8 @@ about equal numbers of entries, which the package's kernel threads share
 (`_parallel`: the same thread count and the same backing off on a busy
 machine as the NumPy kernels).  The split is fixed by `N_THREADS`, so
 results do not depend on how many threads run.  Plain serial loops compile
-in about half the time of numba's ``parallel=True`` loops, which matters on
-a first call.
+faster than numba's ``parallel=True`` loops, which matters on a first
+call.
 
 The document passes of the fit loop (`mu_doc_pass`, `em_doc_pass`) and
 the objective (`ratio_log_sums_at_nonzeros`) go further than their NumPy
@@ -36,8 +36,8 @@ divergence's sums are float64 too; their logarithm is within 2 ulp of
 NumPy's float64 one (`_row_sums`).
 
 No twin for ``W.T @ R``: SciPy's is a compiled loop already, and a numba
-scatter-add measured no faster, alone or inside the fused passes (one
-thread, float32, k = 20: 3.7-7 ns an entry against SciPy's 3.0 ns).
+scatter-add measured no faster, alone or inside the fused passes
+(``docs/performance.md``).
 Functions compile on first use for each combination of dtypes
 (``cache=True``: once per machine).
 """
@@ -148,7 +148,7 @@ def _row_sums(data, a, n, r, tiny, v):
     """``(sum x log max(r, tiny), sum x)`` over the row's entries, in float64.
 
     The logarithm is computed here so that the loop vectorizes (numba calls
-    libm's scalar ``log`` otherwise, 3-4 ns an entry): the float64 exponent
+    libm's scalar ``log`` otherwise): the float64 exponent
     and mantissa ``m`` in [sqrt(1/2), sqrt(2)), then ``log m = 2 atanh(z)``,
     ``z = (m - 1) / (m + 1)``, by its series to ``z**23`` (``|z| < 0.172``:
     the first term left out is below 1e-18 of the sum).  Within 2 ulp of
@@ -195,7 +195,7 @@ def _row_gather(indices, a, n, r, Ht, acc):
 
     Four entries per update of ``acc``: each update waits on the previous
     one (a store, then a load of the same k-vector), and that wait bounded
-    the loop (one entry per update measured 1.2x slower)."""
+    the loop (one entry per update measured slower)."""
     acc[:] = 0.0
     kp = Ht.shape[1]
     j = 0

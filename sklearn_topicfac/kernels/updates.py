@@ -162,12 +162,12 @@ def flush_subnormal(A):
     (``np.finfo(dtype).tiny``: 1.2e-38 in float32, 2.2e-308 in float64):
     it adds less than ``tiny`` times the other factor to a value of the
     model, which the ratio floors at ``tiny`` anyway.  But every operation
-    that reads a subnormal number costs a microcode assist on x86, 20 to
-    100 times a normal one.  Multiplicative and EM updates shrink the
+    that reads a subnormal number costs a microcode assist on x86, many
+    times a normal one.  Multiplicative and EM updates shrink the
     entries of a fading topic geometrically (the topic that a split-merge
     move emptied, within a few dozen iterations), and a pass over the data
-    with 30 % of ``H`` subnormal took 7x (NumPy) and 20x (numba) as long
-    (``docs/performance.md``).  A zero stays zero under these updates, so
+    with many subnormal entries in ``H`` takes several times as long
+    (measured in ``docs/performance.md``).  A zero stays zero under these updates, so
     flushing ends the fade where it stops mattering.
     """
     tiny = np.finfo(A.dtype).tiny
