@@ -521,6 +521,24 @@ def test_the_readme_recipe_reports_progress_and_flags_the_edge(capsys, monkeypat
     assert "extend the candidates" not in out
 
 
+def test_the_readme_recipe_sums_up_unconverged_fits_in_one_warning(monkeypatch):
+    # The same recipe with fits cut short: its 30 fits stop by max_iter, and
+    # the recipe shows one ConvergenceWarning for all of them, not 30.
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    recipe = _recipe(REPO_ROOT / "README.md")
+    X = planted_counts(n=90, m=40, k=6, seed=1, length=60)
+    short = functools.partial(sklearn_topicfac.PLSI, max_iter=2, split_merge=0)
+    monkeypatch.setattr(sklearn_topicfac, "PLSI", short)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(compile(recipe, "README.md", "exec"), {"X": X, "print": lambda *a: None})
+    convergence = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert [str(w.message).split(" fits")[0] for w in convergence] == ["30 of 30"]
+
+
 def test_a_choice_at_the_edge_of_the_grid_is_flagged():
     # Six planted topics and a grid that stops at 3: the best k is its last.
     X = planted_counts(n=90, m=40, k=6, seed=1, length=60)
