@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _raw_text import KeepDocuments
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer
 
@@ -36,19 +37,6 @@ VARIANTS = (
 )
 
 
-class _Keep:
-    """A vectorizer stand-in that keeps the documents the loader reads."""
-
-    def fit_transform(self, docs):
-        import scipy.sparse as sp
-
-        self.docs = list(docs)
-        return sp.csr_matrix((len(self.docs), 1))
-
-    def get_feature_names_out(self):
-        return np.asarray(["-"], dtype=object)
-
-
 def _webkb(root):
     lines = (root / "webkb4" / "webkb-train-stemmed.txt").read_text().splitlines()
     pairs = [line.partition("\t")[::2] for line in lines if line.strip()]
@@ -58,7 +46,7 @@ def _webkb(root):
 
 
 def _reuters(root):
-    keep = _Keep()
+    keep = KeepDocuments()
     _, y, _, _ = load_reuters21578(root / "reuters21578", vectorizer=keep)
     return keep.docs, y
 

@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
+from _raw_text import KeepDocuments
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer
 
@@ -28,17 +28,6 @@ from sklearn_topicfac.datasets import load_classic3, load_reuters21578
 from sklearn_topicfac.metrics import clustering_accuracy
 
 EPOCHS, BATCH = 5, 256
-
-
-class _Keep:
-    """A vectorizer stand-in that keeps the documents the loader reads."""
-
-    def fit_transform(self, docs):
-        self.docs = list(docs)
-        return sp.csr_matrix((len(self.docs), 1))
-
-    def get_feature_names_out(self):
-        return np.asarray(["-"], dtype=object)
 
 
 def _counts(docs):
@@ -56,7 +45,7 @@ def _corpora(root):
     X, keep = _counts([text for _, text in pairs])
     y = np.unique([label for label, _ in pairs], return_inverse=True)[1][keep]
     yield "WebKB4", X, y
-    keep_docs = _Keep()
+    keep_docs = KeepDocuments()
     _, y, _, _ = load_reuters21578(root / "reuters21578", vectorizer=keep_docs)
     X, keep = _counts(keep_docs.docs)
     yield "Reuters-21578", X, np.asarray(y)[keep]

@@ -20,7 +20,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
+from _raw_text import KeepDocuments
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer
 
@@ -35,22 +35,11 @@ VECTORIZERS = (
 )
 
 
-class _Keep:
-    """A vectorizer stand-in that keeps the documents the loader reads."""
-
-    def fit_transform(self, docs):
-        self.docs = list(docs)
-        return sp.csr_matrix((len(self.docs), 1))
-
-    def get_feature_names_out(self):
-        return np.asarray(["-"], dtype=object)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="the folder of the shared corpora")
     root = parser.parse_args().data
-    keep = _Keep()
+    keep = KeepDocuments()
     _, y, _, _ = load_reuters21578(root / "reuters21578", vectorizer=keep)
     docs = keep.docs
     # Corpus-wide: in more than half of the documents, whatever the filters.
@@ -61,8 +50,10 @@ def main():
     print(f"Reuters-21578, 10 classes: {len(docs)} documents")
     print(f"terms in more than half of the documents: {', '.join(sorted(wide))}")
     print()
-    print("| vectorizer | k | terms | accuracy | topics with a corpus-wide word "
-          "| terms in >= half the topics' top 10 | fit s |")
+    print(
+        "| vectorizer | k | terms | accuracy | topics with a corpus-wide word "
+        "| terms in >= half the topics' top 10 | fit s |"
+    )
     print("|---|---|---|---|---|---|---|")
     listings = []
     for name, params in VECTORIZERS:
@@ -80,8 +71,10 @@ def main():
             terms, times = np.unique(np.concatenate(table.terms), return_counts=True)
             shared = sorted(terms[times >= k / 2])
             accuracy = clustering_accuracy(y, document_topics(model, X).argmax(axis=1))
-            print(f"| {name} | {k} | {X.shape[1]} | {accuracy:.3f} | {with_wide}/{k} "
-                  f"| {', '.join(shared) or '-'} | {seconds:.0f} |")
+            print(
+                f"| {name} | {k} | {X.shape[1]} | {accuracy:.3f} | {with_wide}/{k} "
+                f"| {', '.join(shared) or '-'} | {seconds:.0f} |"
+            )
             listings.append((name, k, table))
     for name, k, table in listings:
         print(f"\n{name}, k={k}:\n{table}")

@@ -23,7 +23,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
+from _raw_text import KeepDocuments
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.model_selection import KFold
@@ -31,18 +31,6 @@ from sklearn.model_selection import KFold
 from sklearn_topicfac import PLSI
 from sklearn_topicfac.datasets import load_reuters21578
 from sklearn_topicfac.model_selection import select_n_components
-
-
-class _Keep:
-    """A vectorizer stand-in that keeps the documents the loader reads."""
-
-    def fit_transform(self, docs):
-        self.docs = list(docs)
-        return sp.csr_matrix((len(self.docs), 1))
-
-    def get_feature_names_out(self):
-        return np.asarray(["-"], dtype=object)
-
 
 RUNS = (
     ("defaults (stability, 10 subsamples)", {}),
@@ -58,7 +46,7 @@ def main():
     parser.add_argument("data", type=Path, help="the folder of the shared corpora")
     parser.add_argument("--jobs", type=int, default=1, help="also time n_jobs=JOBS")
     args = parser.parse_args()
-    keep = _Keep()
+    keep = KeepDocuments()
     load_reuters21578(args.data / "reuters21578", vectorizer=keep)
     rng = np.random.default_rng(0)
     rows = np.sort(rng.choice(len(keep.docs), size=2000, replace=False))
