@@ -250,7 +250,8 @@ def test_simplex_score_is_the_cross_entropy_of_the_mapped_points():
 @pytest.mark.parametrize("name", ["PLSI", "KLNMF", "LDAVI"], ids=lambda name: name)
 def test_grid_search_picks_the_true_number_of_topics(name):
     # The small case of examples/choosing_k.py: 5 true topics, 40,000 tokens
-    # per topic (the truth is recoverable), default estimator settings.
+    # per topic (the truth is recoverable), the example's settings (default
+    # but for split-merge moves, which it turns on).
     X, _, _ = choosing_k.make_lda_corpus(
         5, tokens_per_topic=40_000, doc_length=200, n_features=1_000, random_state=0
     )
