@@ -16,6 +16,7 @@ from pathlib import Path
 
 import joblib
 import pytest
+from _hostile import PAYLOAD_MODULE
 
 import sklearn_topicfac
 from sklearn_topicfac import _cli
@@ -137,20 +138,6 @@ def work(tmp_path_factory):
 
 
 # ---------------------------------------------------------------- models
-PAYLOAD = """
-class Payload:
-    def __init__(self, marker):
-        self.marker = marker
-
-    def __getstate__(self):
-        return {"marker": self.marker}
-
-    def __setstate__(self, state):
-        open(state["marker"], "w").write("ran")
-
-    def __reduce__(self):
-        return (open, (self.marker, "w"))
-"""
 
 
 def test_apply_refuses_model_files_that_would_run_code(
@@ -158,7 +145,7 @@ def test_apply_refuses_model_files_that_would_run_code(
 ):
     import skops.io
 
-    (tmp_path / "payload_module.py").write_text(PAYLOAD)
+    (tmp_path / "payload_module.py").write_text(PAYLOAD_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
     import payload_module
 

@@ -15,6 +15,7 @@ import pytest
 import skops.io
 from _corpora import planted_counts
 from _estimators import REGISTRY, estimators_with
+from _hostile import PAYLOAD_MODULE
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import make_pipeline
 
@@ -80,20 +81,6 @@ def test_the_file_records_the_version_that_wrote_it(tmp_path):
 
 
 # ---------------------------------------------------------- hostile files
-PAYLOAD_MODULE = """
-class Payload:
-    def __init__(self, marker):
-        self.marker = marker
-
-    def __getstate__(self):
-        return {"marker": self.marker}
-
-    def __setstate__(self, state):
-        open(state["marker"], "w").write("ran")
-
-    def __reduce__(self):
-        return (open, (self.marker, "w"))
-"""
 
 
 @pytest.fixture
