@@ -221,7 +221,7 @@ def methods():
         for name in tf.estimators.__all__
         if name != "SimplexPLSA"
     }
-    out["LDAVI cvb0"] = _ours(functools.partial(tf.LDAVI, inference="cvb0"))
+    out["LDAVI vb"] = _ours(functools.partial(tf.LDAVI, inference="vb"))
     out["sklearn NMF(KL)"] = _sklearn_nmf
     out["sklearn LDA"] = _sklearn_lda
     out["KMeans tf-idf"] = _kmeans_tfidf

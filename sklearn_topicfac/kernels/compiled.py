@@ -651,11 +651,12 @@ _CVB0_CACHED_VALUES = 1 << 17
 
 @nb.njit(**_JIT)
 def _cvb0_columns(
-    indptr, indices, data, D, Tt, totals, alpha, eta, v_eta, exclude_words,
+    indptr, indices, data, D, T, totals, alpha, eta, v_eta, exclude_words,
     n_inner, lengths, new_doc, new_topic, log_lik, part, c0, c1,
 ):  # fmt: skip
     # `_cvb0_rows` by columns (CSC): a term's counts are read and written
-    # once, the documents' counts at random (see `cvb0_sweep`).
+    # once, in term order (``T`` and ``new_topic`` are (k, n_features): k
+    # streams), the documents' counts at random (see `cvb0_sweep`).
     k = D.shape[1]
     tiny = np.finfo(np.float64).tiny
     inv_totals = np.empty(k, dtype=np.float64)
@@ -669,7 +670,7 @@ def _cvb0_columns(
     ll = 0.0
     for c in range(c0, c1):
         for z in range(k):
-            term[z] = Tt[c, z]
+            term[z] = T[z, c]
             word[z] = (term[z] + eta) * inv_totals[z]
             acc[z] = 0.0
         for j in range(indptr[c], indptr[c + 1]):
@@ -706,7 +707,7 @@ def _cvb0_columns(
                 acc[z] += x * g[z]
                 new_doc[part, i, z] += x * g[z]
         for z in range(k):
-            new_topic[c, z] = acc[z]
+            new_topic[z, c] = acc[z]
     log_lik[part] = ll
 
 
@@ -728,25 +729,27 @@ def cvb0_sweep(
     dtype = doc_counts.dtype
     alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (k,)).copy()
     D = np.ascontiguousarray(doc_counts)
-    Tt = np.ascontiguousarray(topic_counts.T, dtype=np.float64)
     totals = topic_counts.sum(axis=1, dtype=np.float64)
     lengths = D.sum(axis=1, dtype=np.float64) + alpha.sum()
-    args = (D, Tt, totals, alpha, float(eta), float(m * eta), bool(exclude_words))
     if m > n and m * k > _CVB0_CACHED_VALUES:
         Xc = X.tocsc()
+        T = np.ascontiguousarray(topic_counts, dtype=np.float64)
         bounds = _bounds(Xc.indptr)
         parts = max(bounds.shape[0] - 1, 1)
         new_doc = np.zeros((parts, n, k), dtype=np.float64)
-        topics = np.zeros((m, k), dtype=np.float64)
+        topics = np.zeros((k, m), dtype=np.float64)
         log_lik = np.zeros(parts)
         if X.nnz:
             _on_parts(
                 _cvb0_columns, bounds, X.nnz * k * (1 + n_inner),
-                Xc.indptr, Xc.indices, Xc.data, *args, int(n_inner), lengths,
+                Xc.indptr, Xc.indices, Xc.data, D, T, totals, alpha, float(eta),
+                float(m * eta), bool(exclude_words), int(n_inner), lengths,
                 new_doc, topics, log_lik, indexed=True,
             )  # fmt: skip
         docs = new_doc.sum(axis=0).astype(dtype)
-        return docs, np.ascontiguousarray(topics.T, dtype=dtype), float(log_lik.sum())
+        return docs, topics.astype(dtype, copy=False), float(log_lik.sum())
+    Tt = np.ascontiguousarray(topic_counts.T, dtype=np.float64)
+    args = (D, Tt, totals, alpha, float(eta), float(m * eta), bool(exclude_words))
     bounds = _bounds(X.indptr)
     parts = bounds.shape[0] - 1
     new_doc = np.zeros((n, k), dtype=dtype)

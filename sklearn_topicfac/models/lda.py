@@ -379,7 +379,8 @@ class CVB0Model(LDAModel):
     def _sweep(self, X, D, H, exclude_words):
         alpha = self.doc_topic_prior.astype(D.dtype, copy=False)
         eta = self.topic_word_prior
-        T = np.maximum(H - H.dtype.type(eta), 0).astype(D.dtype, copy=False)
+        T = np.subtract(H, H.dtype.type(eta), dtype=D.dtype)
+        np.maximum(T, 0, out=T)
         return cvb0_sweep(X, D, T, alpha, eta, exclude_words=exclude_words)
 
     def doc_step(self, X, W, H, warm):
