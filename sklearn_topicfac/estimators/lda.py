@@ -11,20 +11,23 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import engine
+from .._config import config_context, get_config
 from .._docstrings import fill_doc
 from .._validation import reconstruct
+from ..engine.iterations import Run, run_on
 from ..engine.online import online_vb
 from ..engine.starts import gamma_draw, resolve_init
-from ..kernels import normalize_rows
+from ..kernels import normalize_rows, thread_budget
 from ..models import CVB0Model, GammaPoissonModel, LDAModel
 from ._base import TopicFactorization, all_or_nothing
 
 # GammaPoissonVI's partial_fit: LDAVI's default online schedule
 # (learning_offset, learning_decay, batch_size, total_samples).
 _DEFAULT_SCHEDULE = (10.0, 0.7, 128, 1e6)
-# inference="cvb0": random starts per n_init and sweeps per max_iter (see
-# LDAVI's ``inference``; chosen on the tuning corpora, docs/lda_defaults.md).
-CVB0_STARTS = 2
+# inference="cvb0": random starts per n_init, and the kept start's sweeps per
+# max_iter (see LDAVI's ``inference``; chosen on the tuning corpora,
+# docs/lda_defaults.md).
+CVB0_STARTS = 3
 CVB0_SWEEPS = 3
 
 
@@ -543,17 +546,19 @@ default=None
         if self.inference == "vb":
             return super()._fit_engine(runner, W, H)
         # CVB0's local optima depend on its start (docs/lda_defaults.md):
-        # CVB0_STARTS * n_init random starts, CVB0_SWEEPS * max_iter sweeps
-        # at most each, the lowest objective kept.
+        # CVB0_STARTS * n_init random starts of max_iter sweeps at most, and
+        # the one with the lowest objective runs on, up to CVB0_SWEEPS *
+        # max_iter sweeps in all.
         self._reset_state()
+        model = self._build_model()
         n, m = runner.shape
         k = self.n_components
         init = "random" if self.init is None else self.init
         settings = self._settings(n_init=CVB0_STARTS * self.n_init, moves=0)
         result = engine.fit(
-            self._build_model(),
+            model,
             runner,
-            replace(settings, max_iter=CVB0_SWEEPS * self.max_iter),
+            settings,
             init=resolve_init(init, self._default_init, n, m, k),
             k=k,
             random_state=self.random_state,
@@ -561,6 +566,22 @@ default=None
             W=W,
             H=H,
         )
+        if not result.converged:
+            scouted = Run(
+                result.H, result.history, result.n_iter, result.converged,
+                result.n_steps,
+            )  # fmt: skip
+            with config_context(**get_config()), thread_budget():
+                kept = run_on(
+                    model,
+                    runner,
+                    scouted,
+                    replace(settings, max_iter=CVB0_SWEEPS * self.max_iter),
+                )
+            result = engine.FitResult(
+                runner.rows(), kept.H, kept.history, kept.n_iter, kept.converged,
+                kept.n_steps, start=result.start,
+            )  # fmt: skip
         self.n_batch_iter_ = 1 + result.n_steps
         return result
 
