@@ -191,13 +191,19 @@ class _Variational(TopicFactorization):
 
 @fill_doc
 class LDAVI(_Variational):
-    """Latent Dirichlet allocation by mean-field variational inference, NMF form.
+    """Latent Dirichlet allocation by variational inference, NMF form.
 
     The model (Blei, Ng & Jordan, 2003): each document draws topic
     proportions :math:`\\theta_d \\sim \\mathrm{Dir}(\\alpha)`, each topic is
     a distribution over terms :math:`\\beta_k \\sim \\mathrm{Dir}(\\eta)`, and
     each word picks a topic from :math:`\\theta_d` and a term from that
-    topic.  With :math:`q(\\theta_d) = \\mathrm{Dir}(\\gamma_d)` and
+    topic.  By default (``inference="cvb0"``) the fit is zero-order
+    collapsed variational inference, CVB0 (see ``inference``): it integrates
+    :math:`\\theta` and :math:`\\beta` out and keeps expected counts, so its
+    topics :math:`N_{kw} + \\eta` carry no :math:`\\exp\\psi` shrinkage of
+    rare terms.  ``inference="vb"`` is the mean-field variational Bayes of
+    scikit-learn's ``LatentDirichletAllocation``, described now.  With
+    :math:`q(\\theta_d) = \\mathrm{Dir}(\\gamma_d)` and
     :math:`q(\\beta_k) = \\mathrm{Dir}(\\lambda_k)`, the fit maximizes the
     evidence lower bound
 
@@ -380,25 +386,31 @@ default=None
     verbose : int, default=0
         Print the negative bound and elapsed time every 10 epochs (every
         epoch if ``verbose > 1``).
-    inference : {"vb", "cvb0"}, default="vb"
-        ``"vb"``: the mean-field variational Bayes above (scikit-learn's).
+    inference : {"cvb0", "vb"}, default="cvb0"
         ``"cvb0"``: zero-order collapsed variational inference (Asuncion et
         al., 2009): every epoch is one sweep over the stored entries,
         :math:`g_{dwk} \\propto (N_{dk}^{\\neg dw} + \\alpha_k)
         (N_{kw}^{\\neg dw} + \\eta) / (N_k^{\\neg dw} + V\\eta)` with each
         token's own counts left out, and ``components_`` are
         :math:`N_{kw} + \\eta` (no :math:`\\exp\\psi` shrinkage of rare
-        terms).  CVB0's local optima depend on its start, so the mean-field
-        fit runs first (with ``init``, ``n_init`` and ``split_merge``) and
-        CVB0 runs twice, from ``init``'s start and from the mean-field
-        topics; the run with the lower objective is kept.  No bound is
-        ascended: the objective is minus the training log-likelihood under
-        the point estimates; no split-merge moves are made in the CVB0
-        runs; ``transform`` folds in by CVB0 sweeps with the topics fixed
+        terms).  CVB0's local optima depend on its start, so a fit makes
+        ``3 * n_init`` starts (``init``'s, ``"random"`` when ``init`` is
+        None, then random draws), each of at most ``max_iter`` sweeps; the
+        start with the lowest objective runs on, to at most ``3 * max_iter``
+        sweeps in all.  No bound is ascended: the objective is minus the
+        training log-likelihood under the point estimates
+        :math:`\\theta_d \\propto N_{dk} + \\alpha`,
+        :math:`\\beta_k \\propto N_{kw} + \\eta`; no split-merge moves are
+        made; ``transform`` folds in by CVB0 sweeps with the topics fixed
         (``max_doc_update_iter``, ``mean_change_tol`` on :math:`N_{dk}`);
-        :meth:`bound` is that log-likelihood; batch only; :meth:`partial_fit`
-        runs online VB on ``components_``.
-        Measurements in ``docs/lda.md``.
+        :meth:`bound` is that log-likelihood; batch only (set
+        ``inference="vb"`` for ``learning_method="online"`` or
+        ``topic_word_prior=None``); :meth:`partial_fit` runs online VB on
+        ``components_``.
+        ``"vb"``: the mean-field variational Bayes above, scikit-learn's
+        (with ``init="random"`` and ``split_merge=0``, scikit-learn's
+        ``LatentDirichletAllocation``).
+        Measurements in ``docs/lda_defaults.md``.
 
     Attributes
     ----------
@@ -470,7 +482,8 @@ default=None
     True
     >>> bool(theta.argmax(axis=1)[0] != theta.argmax(axis=1)[3])
     True
-    >>> bool(np.all(np.diff(lda.loss_history_) <= 1e-9))   # the bound only rises
+    >>> vb = LDAVI(n_components=2, inference="vb", max_iter=50, random_state=0)
+    >>> bool(np.all(np.diff(vb.fit(X).loss_history_) <= 1e-9))  # VB's bound rises
     True
     >>> lda.perplexity(X[:1]) < 4.0       # per-word, fine on a single document
     True
@@ -744,7 +757,7 @@ default=None
     >>> # sum_k E[theta_dk] = (N_d + sum(alpha)) / (b + 1), here b = 1
     >>> np.allclose(weights.sum(axis=1), (X.sum(axis=1) + 1.0) / 2)
     True
-    >>> lda = LDAVI(2, topic_word_prior=None, max_iter=30, tol=0,
+    >>> lda = LDAVI(2, inference="vb", topic_word_prior=None, max_iter=30, tol=0,
     ...             random_state=0).fit(X)
     >>> np.allclose(gap.components_, lda.components_)   # Lemma E.3
     True
