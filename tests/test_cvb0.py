@@ -101,21 +101,27 @@ def test_converged_sweeps_are_a_fixed_point_of_batch_cvb0():
     assert_allclose(g[stored], rhs[stored], atol=1e-8)
 
 
-def test_cvb0_fit_keeps_its_counts_and_documents_lengths():
+def test_cvb0_is_the_default_and_runs_on_the_best_of_three_starts():
+    from sklearn_topicfac import fit_callback
+
     X = lda_counts(k=4)
-    est = LDAVI(
-        4, inference="cvb0", max_iter=20, tol=0, split_merge=1, random_state=0
-    ).fit(X)
-    eta = est.topic_word_prior_
+    runs = {}
+    with fit_callback(lambda info: runs.setdefault(info.run, []).append(info)):
+        est = LDAVI(4, max_iter=8, tol=0, split_merge=1, random_state=0).fit(X)
+    assert est.inference == "cvb0"
     # components_ = N_kw + eta: the expected counts sum to the tokens.
+    eta = est.topic_word_prior_
     assert_allclose(est.components_.sum() - eta * est.components_.size, X.sum())
-    # CVB0 runs from its start and from the mean-field fit's topics: the VB
-    # fit's M-steps and moves, then both runs' sweeps, count.
-    vb = LDAVI(4, max_iter=20, tol=0, split_merge=1, random_state=0).fit(X)
-    assert est.n_batch_iter_ > vb.n_batch_iter_ + est.n_iter_
-    assert [
-        (m["merged"], m["split"], m["accepted"]) for m in est.split_merge_moves_
-    ] == [(m["merged"], m["split"], m["accepted"]) for m in vb.split_merge_moves_]
+    # Three starts of max_iter sweeps; the one with the lowest objective
+    # after them runs on to 3 * max_iter sweeps; no moves.
+    assert sorted(runs) == ["fit", "start 1", "start 2", "start 3"]
+    assert [len(runs[f"start {i}"]) for i in (1, 2, 3)] == [8, 8, 8]
+    assert len(runs["fit"]) == 16 and est.n_iter_ == 24
+    assert est.split_merge_moves_ == []
+    starts = [[info.objective for info in runs[f"start {i}"]] for i in (1, 2, 3)]
+    kept = [i for i, h in enumerate(starts) if np.allclose(h, est.loss_history_[:8])]
+    assert len(kept) == 1
+    assert est.loss_history_[8] == pytest.approx(runs["fit"][0].objective)
     theta = est.transform(X)
     assert_allclose(theta.sum(axis=1), 1.0)
 
