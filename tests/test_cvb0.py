@@ -108,7 +108,7 @@ def test_cvb0_is_the_default_and_runs_on_the_best_of_three_starts():
     runs = {}
     with fit_callback(lambda info: runs.setdefault(info.run, []).append(info)):
         est = LDAVI(4, max_iter=8, tol=0, split_merge=1, random_state=0).fit(X)
-    assert est.inference == "cvb0"
+    assert est.inference == "auto"
     # components_ = N_kw + eta: the expected counts sum to the tokens.
     eta = est.topic_word_prior_
     assert_allclose(est.components_.sum() - eta * est.components_.size, X.sum())
@@ -181,6 +181,11 @@ def test_cvb0_bad_combinations_are_clear_errors():
         LDAVI(3, inference="cvb0", topic_word_prior=None).fit(X)
     with pytest.raises(ValueError, match="learning_method='batch'"):
         LDAVI(3, inference="cvb0", learning_method="online").fit(X)
+    # The default, "auto", runs the mean-field VB where CVB0 does not run.
+    for params in ({"learning_method": "online"}, {"topic_word_prior": None}):
+        auto = LDAVI(3, max_iter=3, random_state=0, **params).fit(X)
+        vb = LDAVI(3, max_iter=3, random_state=0, inference="vb", **params).fit(X)
+        assert_allclose(auto.components_, vb.components_)
 
 
 def test_blocks_fit_equals_in_memory_fit():

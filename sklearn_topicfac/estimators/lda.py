@@ -197,8 +197,9 @@ class LDAVI(_Variational):
     proportions :math:`\\theta_d \\sim \\mathrm{Dir}(\\alpha)`, each topic is
     a distribution over terms :math:`\\beta_k \\sim \\mathrm{Dir}(\\eta)`, and
     each word picks a topic from :math:`\\theta_d` and a term from that
-    topic.  By default (``inference="cvb0"``) the fit is zero-order
-    collapsed variational inference, CVB0 (see ``inference``): it integrates
+    topic.  By default (``inference="auto"``, batch learning with a prior on
+    the topics) the fit is zero-order collapsed variational inference, CVB0
+    (see ``inference``): it integrates
     :math:`\\theta` and :math:`\\beta` out and keeps expected counts, so its
     topics :math:`N_{kw} + \\eta` carry no :math:`\\exp\\psi` shrinkage of
     rare terms.  ``inference="vb"`` is the mean-field variational Bayes of
@@ -386,7 +387,10 @@ default=None
     verbose : int, default=0
         Print the negative bound and elapsed time every 10 epochs (every
         epoch if ``verbose > 1``).
-    inference : {"cvb0", "vb"}, default="cvb0"
+    inference : {"auto", "cvb0", "vb"}, default="auto"
+        ``"auto"``: ``"cvb0"`` where it runs -- batch learning with a
+        topic-word prior -- else ``"vb"`` (online learning, point-estimate
+        topics).
         ``"cvb0"``: zero-order collapsed variational inference (Asuncion et
         al., 2009): every epoch is one sweep over the stored entries,
         :math:`g_{dwk} \\propto (N_{dk}^{\\neg dw} + \\alpha_k)
@@ -403,10 +407,8 @@ default=None
         :math:`\\beta_k \\propto N_{kw} + \\eta`; no split-merge moves are
         made; ``transform`` folds in by CVB0 sweeps with the topics fixed
         (``max_doc_update_iter``, ``mean_change_tol`` on :math:`N_{dk}`);
-        :meth:`bound` is that log-likelihood; batch only (set
-        ``inference="vb"`` for ``learning_method="online"`` or
-        ``topic_word_prior=None``); :meth:`partial_fit` runs online VB on
-        ``components_``.
+        :meth:`bound` is that log-likelihood; batch only, with a topic-word
+        prior; :meth:`partial_fit` runs online VB on ``components_``.
         ``"vb"``: the mean-field variational Bayes above, scikit-learn's
         (with ``init="random"`` and ``split_merge=0``, scikit-learn's
         ``LatentDirichletAllocation``).
@@ -501,7 +503,7 @@ default=None
         "learning_offset": [Interval(Real, 1.0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "total_samples": [Interval(Real, 0, None, closed="neither")],
-        "inference": [StrOptions({"vb", "cvb0"})],
+        "inference": [StrOptions({"auto", "cvb0", "vb"})],
     }
 
     def __init__(
@@ -524,7 +526,7 @@ default=None
         tol=1e-4,
         random_state=None,
         verbose=0,
-        inference="cvb0",
+        inference="auto",
     ):
         self.n_components = n_components
         self.doc_topic_prior = doc_topic_prior
@@ -556,7 +558,8 @@ default=None
         self.topic_word_prior_ = 1.0 / self.n_components if eta == "auto" else eta
 
     def _fit_engine(self, runner, W, H):
-        if self.inference == "vb":
+        self._resolve_priors()
+        if not self._collapsed():
             return super()._fit_engine(runner, W, H)
         # CVB0's local optima depend on its start (docs/lda_defaults.md):
         # CVB0_STARTS * n_init random starts of max_iter sweeps at most, and
@@ -598,8 +601,15 @@ default=None
         self.n_batch_iter_ = 1 + result.n_steps
         return result
 
+    def _collapsed(self):
+        """Whether the fit runs CVB0: ``inference``, ``"auto"`` resolved."""
+        if self.inference == "auto":
+            batch = self.learning_method == "batch"
+            return batch and self.topic_word_prior_ is not None
+        return self.inference == "cvb0"
+
     def _build_model(self):
-        if self.inference == "cvb0" and not getattr(self, "_vb_stage", False):
+        if self._collapsed():
             if self.topic_word_prior_ is None:
                 raise ValueError(
                     "inference='cvb0' needs a topic-word prior (it smooths the "
