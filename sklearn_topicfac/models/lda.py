@@ -345,7 +345,8 @@ class CVB0Model(LDAModel):
         g_{dwk} \\propto (N_{dk}^{\\neg dw} + \\alpha_k)
         \\frac{N_{kw}^{\\neg dw} + \\eta}{N_k^{\\neg dw} + V \\eta},
 
-    the expected counts without the token itself (`kernels.cvb0_sweep`).
+    the expected counts without the token itself (`kernels.cvb0_sweep`, with
+    ``n_inner`` substitutions of each entry's own fixed point per sweep).
     The document factor ``W`` is :math:`N_{dk} + \\alpha` and the topics
     ``H`` are :math:`N_{kw} + \\eta`, so their normalized rows are CVB0's
     estimates of :math:`\\theta_d` and :math:`\\beta_k` (and ``H`` has the
