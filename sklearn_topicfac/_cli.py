@@ -917,6 +917,13 @@ def _runs(estimator):
     n_rounds = getattr(estimator, "n_rounds", None)
     if n_rounds:
         return 2 * n_rounds
+    collapsed = getattr(estimator, "_collapsed", None)
+    if collapsed is not None and collapsed():
+        # LDAVI's CVB0: its starts of max_iter sweeps, then the kept start
+        # runs on, to CVB0_SWEEPS * max_iter sweeps in all.
+        from .estimators.lda import CVB0_STARTS, CVB0_SWEEPS
+
+        return CVB0_STARTS * estimator.n_init + CVB0_SWEEPS - 1
     return getattr(estimator, "n_init", 1) + getattr(estimator, "split_merge", 0)
 
 

@@ -605,7 +605,7 @@ default=None
         """Whether the fit runs CVB0: ``inference``, ``"auto"`` resolved."""
         if self.inference == "auto":
             batch = self.learning_method == "batch"
-            return batch and self.topic_word_prior_ is not None
+            return batch and self.topic_word_prior is not None
         return self.inference == "cvb0"
 
     def _build_model(self):
