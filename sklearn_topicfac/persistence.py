@@ -42,8 +42,9 @@ _MOVED_MODULES = {
 }
 # What the parameters added since then were, in effect, for those models:
 # one start and no split-merge moves; SimplexPLSA's PLSA step on points of
-# mass one.
+# mass one; LDAVI's mean-field VB.
 _LEGACY_PARAMETERS = {"n_init": 1, "split_merge": 0, "inner_model": None}
+_LEGACY_PARAMETERS["inference"] = "vb"
 _LEGACY_PARAMETERS["point_mass"] = 1.0
 # SimplexPLSA then kept its map onto the simplex in private attributes.
 _LEGACY_SIMPLEX_MAP = {
@@ -295,7 +296,7 @@ def _legacy_class(cls):
 def _upgraded_state(cls, state):
     # A parameter added since: its value for those models where the default
     # changed behaviour (_LEGACY_PARAMETERS), else its default, which keeps
-    # the old behaviour (solver="mu"/"em", inference="vb", ...).
+    # the old behaviour (solver="mu"/"em", ...).
     for name, parameter in inspect.signature(cls.__init__).parameters.items():
         if name != "self" and name not in state:
             state[name] = _LEGACY_PARAMETERS.get(name, parameter.default)

@@ -44,11 +44,11 @@ class IterationInfo(NamedTuple):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_topicfac import LDAVI, fit_callback
+    >>> from sklearn_topicfac import PLSI, fit_callback
     >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
     >>> runs = set()
     >>> with fit_callback(lambda info: runs.add(info.run)):
-    ...     model = LDAVI(n_components=2, n_init=2, max_iter=3, random_state=0).fit(X)
+    ...     model = PLSI(n_components=2, n_init=2, max_iter=3, random_state=0).fit(X)
     >>> sorted(runs)
     ['start 1', 'start 2']
     """
