@@ -51,7 +51,7 @@ from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.utils import gen_batches
 
 from sklearn_topicfac import KLNMF, LDAVI
-from sklearn_topicfac.engine import InMemoryRunner, start_topics
+from sklearn_topicfac.engine import InMemoryRunner, Start, start_topics
 from sklearn_topicfac.engine.iterations import start as start_fit
 from sklearn_topicfac.kernels import _parallel
 from sklearn_topicfac.models import LDAModel
@@ -255,7 +255,8 @@ def check_same_start(X, k, seed, method, batch_size):
     )
     sk._init_latent_vars(Xs.shape[1], dtype=Xs.dtype)
     model = LDAModel(np.full(k, 1 / k), 1 / k, 1e-3, 100)
-    lam0 = start_topics(model, InMemoryRunner(sp.csr_matrix(Xs)), "random", k, seed)
+    runner = InMemoryRunner(sp.csr_matrix(Xs))
+    lam0 = start_topics(model, runner, Start("random", k, seed, seed))
     assert np.array_equal(lam0, sk.components_), "different topics' start"
     n = Xs.shape[0]
     if method == "online":

@@ -33,6 +33,7 @@ from sklearn_topicfac import (
 )
 from sklearn_topicfac._config import with_config
 from sklearn_topicfac.distributed import fit_dask
+from sklearn_topicfac.engine import Start
 from sklearn_topicfac.engine.dask import DaskData, runner_for
 from sklearn_topicfac.engine.iterations import start
 from sklearn_topicfac.models import LDAModel, NormalizedNMFModel
@@ -290,14 +291,24 @@ def test_dask_ml_incremental_runs_partial_fit_per_block(client):
     assert_allclose(wrapped.estimator_.components_, manual.components_, rtol=1e-10)
 
 
+def test_online_epochs_on_the_cluster_equal_those_in_memory(client):
+    # One online engine on every runner: the epochs visit the blocks in
+    # order, the topics passed from block to block on the workers.
+    X = _corpus(n=200)
+    params = dict(n_components=3, learning_method="online", batch_size=25)
+    params.update(max_iter=4, random_state=0)
+    here = LDAVI(**params).fit(X)
+    there = LDAVI(**params).fit(_dask(X, rows=50))
+    assert_allclose(there.components_, here.components_, rtol=1e-10)
+    assert_allclose(there.loss_history_, here.loss_history_, rtol=1e-10)
+
+
 def test_errors(client):
     X = _corpus()
     with pytest.raises(ValueError, match=r"X.rechunk\(\{1: -1\}\)"):
         PLSI(n_components=2, init="random").fit(da.from_array(X.toarray(), chunks=50))
     with pytest.raises(ValueError, match="needs the whole matrix"):
         PLSI(n_components=2, init="kmeans").fit(_dask(X))
-    with pytest.raises(ValueError, match="learning_method='batch'"):
-        LDAVI(n_components=2, learning_method="online").fit(_dask(X))
     with pytest.raises(ValueError, match="checkpoint_every"):
         fit_dask(PLSI(n_components=2), _dask(X), checkpoint_every=0)
     with warnings.catch_warnings():
@@ -323,7 +334,7 @@ def test_checkpoint_and_replay_rebuild_the_document_factors_exactly(
     X = _dask(_corpus(n=300), rows=70)
     runner = runner_for(DaskData(X, client, checkpoint_every=100))
     model = {NormalizedNMF: NormalizedNMFModel(), LDAVI: _lda_model(3)}[Estimator]
-    H = start(model, runner, "random", 3, 0, np.random.RandomState(0))
+    H = start(model, runner, Start("random", 3, 0, np.random.RandomState(0)))
     scale = None
     for step in range(n_steps):
         H, scale = model.topic_step(H, runner.step(model, H, scale, step > 0))

@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import gen_batches
 
 from sklearn_topicfac import LDAVI, GammaPoissonVI
-from sklearn_topicfac.engine import InMemoryRunner, start_topics
+from sklearn_topicfac.engine import InMemoryRunner, Start, start_topics
 from sklearn_topicfac.engine.loop import stopped
 from sklearn_topicfac.engine.moves import split_in_two
 from sklearn_topicfac.engine.starts import nndsvda_start
@@ -234,7 +234,8 @@ def _epochs(est, n_epochs, start):
     E-step from all ones.
     """
     model = _model(est)
-    H = start_topics(model, InMemoryRunner(X), est.init, K, est.random_state)
+    planned = Start(est.init, K, est.random_state, est.random_state)
+    H = start_topics(model, InMemoryRunner(X), planned)
     bounds = []
     for epoch in range(n_epochs + 1):
         bounds.append(model.e_step(X, H)[1] + model.topic_bound(H))
@@ -414,7 +415,7 @@ def test_nndsvda_start_gives_each_svd_topic_its_share_of_the_tokens():
         est = LDAVI(K, topic_word_prior=eta, max_iter=1, tol=0, random_state=2)
         est.fit(Xd)
         runner = InMemoryRunner(Xd)
-        lam0 = start_topics(_model(est), runner, "nndsvda", K, random_state=2)
+        lam0 = start_topics(_model(est), runner, Start("nndsvda", K, 2, 2))
         assert lam0.dtype == dtype
         # The NMF family's NNDSVDa start of the same data and random_state.
         W, H = nndsvda_start(runner, K, random_state=2)
@@ -1044,3 +1045,22 @@ def test_split_merge_moves_need_more_than_the_fits_resolution():
     distance = np.abs(p32[:, None, :] - p64[None, :, :]).sum(axis=2)
     assert_array_equal(distance.argmin(axis=1), np.arange(5))
     assert distance.diagonal().max() < 0.1
+
+
+def test_gamma_poisson_partial_fit_runs_ldavi_default_schedule():
+    # GammaPoissonVI has no online parameters: its partial_fit is LDAVI's at
+    # LDAVI's default schedule (documented), so by Lemma E.3 its topics are
+    # those of LDAVI with point-estimate topics -- and not those of another
+    # schedule.
+    alpha = np.array([0.3, 1.0, 0.1, 2.0])
+    common = dict(doc_topic_prior=alpha, random_state=0)
+    gap = GammaPoissonVI(K, **common)
+    lda = LDAVI(K, topic_word_prior=None, **common)
+    assert (lda.learning_offset, lda.learning_decay) == (10.0, 0.7)
+    assert (lda.batch_size, lda.total_samples) == (128, 1e6)
+    other = LDAVI(K, topic_word_prior=None, batch_size=64, **common)
+    for model in (gap, lda, other):
+        model.partial_fit(X).partial_fit(X)
+    assert_allclose(gap.components_, lda.components_, rtol=1e-10)
+    assert gap.n_batch_iter_ == lda.n_batch_iter_
+    assert not np.allclose(other.components_, lda.components_, rtol=1e-3)

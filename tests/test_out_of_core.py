@@ -22,7 +22,7 @@ from sklearn_topicfac import (
     JointNMF,
     NormalizedNMF,
 )
-from sklearn_topicfac.engine import InMemoryRunner, start_topics
+from sklearn_topicfac.engine import InMemoryRunner, Start, start_topics
 from sklearn_topicfac.kernels import kl_divergence
 from sklearn_topicfac.models import PLSIModel
 from sklearn_topicfac.out_of_core import Blocks
@@ -152,6 +152,19 @@ def test_memory_is_bounded_by_a_block_not_the_corpus():
     assert peak < w_bytes * 10 + corpus_bytes / 8, (peak, corpus_bytes, w_bytes)
 
 
+def test_online_epochs_block_by_block_equal_those_in_memory():
+    # The online epochs run on every runner: blocks whose sizes are
+    # multiples of the mini-batch visit the same mini-batches in the same
+    # order as the matrix in memory, so the fit is the same.
+    X = planted_counts(n=120, m=20, seed=4)
+    params = dict(n_components=2, learning_method="online", batch_size=20)
+    params.update(max_iter=3, random_state=0)
+    here = LDAVI(**params).fit(X)
+    blocks = LDAVI(**params).fit(Blocks(X, block_size=40))
+    assert_allclose(blocks.components_, here.components_, rtol=1e-10)
+    assert_allclose(blocks.loss_history_, here.loss_history_, rtol=1e-10)
+
+
 def test_blocks_errors():
     X = planted_counts(n=100, m=20, seed=4)
     bad = X.toarray()
@@ -164,8 +177,6 @@ def test_blocks_errors():
         PLSI(n_components=2, init="kmeans").fit(Blocks(X))
     with pytest.raises(ValueError, match="cannot be fitted block by block"):
         HybridNMFPLSI(n_components=2).fit(Blocks(X))
-    with pytest.raises(ValueError, match="learning_method='batch'"):
-        LDAVI(n_components=2, learning_method="online").fit(Blocks(X))
     with pytest.raises(ValueError, match="then transform each block"):
         PLSI(**KW).fit_transform(Blocks(X))
     with pytest.raises(ValueError, match="21 columns, block 0 has 20"):
@@ -270,7 +281,7 @@ def test_partial_fit_is_stepwise_em():
 
     model = PLSI(n_components=3, random_state=0, learning_decay=1.0, learning_offset=1)
     runner = InMemoryRunner(sp.csr_matrix(X))
-    H0 = start_topics(PLSIModel(), runner, "nndsvda", 3, random_state=0)
+    H0 = start_topics(PLSIModel(), runner, Start("nndsvda", 3, 0, 0))
     model.partial_fit(X)
     H1 = model.components_.copy()
     assert_allclose(H1, rows_normalized(expected_counts(H0)), rtol=1e-6, atol=1e-15)
