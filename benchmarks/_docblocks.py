@@ -16,6 +16,7 @@ page holds exactly that: a number edited by hand in the page, or a JSON file
 changed without re-rendering, fails the test.  See benchmarks/README.md.
 """
 
+import io
 import json
 import os
 import platform
@@ -218,6 +219,64 @@ def write_block(name, page, command, parts, *, note=None, meta=None, data_dir=DA
         json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     page.write_text(rendered_page, encoding="utf-8")
+    return path
+
+
+class _Tee(io.TextIOBase):
+    """Standard output that also keeps a copy of what is printed."""
+
+    def __init__(self, stream):
+        self.stream, self.copy = stream, io.StringIO()
+
+    def write(self, text):
+        self.copy.write(text)
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+
+def capture_stdout():
+    """Keep a copy of everything printed from now on (``.copy.getvalue()``).
+
+    For a benchmark that prints its tables as it goes: its ``--write-doc``
+    starts this after parsing the arguments and hands what was printed to
+    :func:`write_doc` at the end.
+    """
+    tee = _Tee(sys.stdout)
+    sys.stdout = tee
+    return tee
+
+
+def printed_tables(text):
+    """The Markdown tables and headings of printed output (progress lines dropped)."""
+    chunks, table = [], []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        if table:
+            chunks.append("\n".join(table))
+            table = []
+        if line.startswith("#"):
+            chunks.append(line.lstrip("#").strip().join("**"))
+    if table:
+        chunks.append("\n".join(table))
+    return "\n\n".join(chunks)
+
+
+def write_doc(name, markdown, page):
+    """What a benchmark's ``--write-doc NAME`` does: ``markdown`` as block NAME.
+
+    The block goes to the page that already holds it (the ``page`` of
+    ``docs/_data/NAME.json``), else to ``page``; its command is the command
+    line that ran the benchmark.
+    """
+    existing = DATA / f"{name}.json"
+    if existing.exists():
+        page = json.loads(existing.read_text(encoding="utf-8"))["page"]
+    path = write_block(name, page, command_line(), parts_from_markdown(markdown))
+    print(f"wrote block {name} into {page} ({path.relative_to(REPO_ROOT)})")
     return path
 
 
