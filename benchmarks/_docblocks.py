@@ -259,7 +259,7 @@ def printed_tables(text):
             chunks.append("\n".join(table))
             table = []
         if line.startswith("#"):
-            chunks.append(line.lstrip("#").strip().join("**"))
+            chunks.append(f"**{line.lstrip('#').strip()}**")
     if table:
         chunks.append("\n".join(table))
     return "\n\n".join(chunks)
@@ -275,9 +275,42 @@ def write_doc(name, markdown, page):
     existing = DATA / f"{name}.json"
     if existing.exists():
         page = json.loads(existing.read_text(encoding="utf-8"))["page"]
-    path = write_block(name, page, command_line(), parts_from_markdown(markdown))
+    parts = parts_from_markdown(markdown)
+    path = write_block(name, page, command_line(), parts, data_dir=DATA)
     print(f"wrote block {name} into {page} ({path.relative_to(REPO_ROOT)})")
     return path
+
+
+# A block named in prose: "table `perf_moves`", "tables `a` and `b`", or any
+# backticked name of the performance and real-text families.
+_REFERENCE = re.compile(
+    r"\b(?i:tables?|blocks?)\s+((?:`[a-z0-9_]+`(?:,\s*|\s+and\s+)?)+)"
+    r"|`((?:perf|real_text)_[a-z0-9_]+)`"
+)
+
+
+def named_blocks(text):
+    """The block names a Markdown text refers to (see ``_REFERENCE``)."""
+    names = set()
+    for listed, single in _REFERENCE.findall(text):
+        names.update(re.findall(r"`([a-z0-9_]+)`", listed))
+        if single:
+            names.add(single)
+    return names
+
+
+def dangling_references(repo_root=REPO_ROOT):
+    """``(page, name)`` of each block named in the docs or README but missing."""
+    repo_root = Path(repo_root)
+    existing = {path.stem for path in (repo_root / "docs" / "_data").glob("*.json")}
+    pages = [repo_root / "README.md", *sorted((repo_root / "docs").rglob("*.md"))]
+    found = []
+    for page in pages:
+        if not page.exists():
+            continue
+        for name in sorted(named_blocks(page.read_text(encoding="utf-8")) - existing):
+            found.append((page.relative_to(repo_root).as_posix(), name))
+    return found
 
 
 def stale_blocks(repo_root=REPO_ROOT):
@@ -292,6 +325,12 @@ def stale_blocks(repo_root=REPO_ROOT):
         data = json.loads(path.read_text(encoding="utf-8"))
         page = repo_root / data["page"]
         expected.add((data["page"], data["name"]))
+        imported = re.search(r"imported from commit (\w+)", data.get("note", ""))
+        if imported and imported.group(1) != data["commit"]:
+            problems.append(
+                f"{path.name}: imported from commit {imported.group(1)} but its "
+                f"header says commit {data['commit']}"
+            )
         if path.stem != data["name"]:
             problems.append(f"{path.name}: its name is {data['name']!r}")
         if not page.exists():
