@@ -297,13 +297,15 @@ def test_a_reference_to_a_missing_block_is_caught(docblocks, tmp_path):
 def test_an_imported_block_names_the_commit_of_its_header(docblocks, tmp_path):
     import json
 
-    data, _ = _copy_generated(tmp_path, "perf_moves")
-    assert data["commit"] in data["note"]
-    path = tmp_path / "docs" / "_data" / "perf_moves.json"
-    data["note"] = data["note"].replace(data["commit"], "0000000")
-    path.write_text(json.dumps(data))
-    problems = docblocks.stale_blocks(tmp_path)
-    assert any("imported from commit 0000000" in p for p in problems), problems
+    data, page = _copy_generated(tmp_path, "paper004_simplex")
+    path = tmp_path / "docs" / "_data" / "paper004_simplex.json"
+    text = page.read_text()
+    for commit, expected in [(data["commit"], 0), ("0000000", 1)]:
+        data["note"] = f"imported from commit {commit}, not re-run"
+        path.write_text(json.dumps(data))
+        page.write_text(docblocks.replace_block(text, data))
+        problems = docblocks.stale_blocks(tmp_path)
+        assert len(problems) == expected, problems
 
 
 def test_a_benchmarks_write_doc_writes_its_printed_tables(
