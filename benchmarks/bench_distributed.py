@@ -450,6 +450,11 @@ def parse_args(argv):
     parser.add_argument(
         "--output", default=None, help="also write the Markdown report to this file"
     )
+    parser.add_argument(
+        "--write-doc",
+        metavar="NAME",
+        help="also write the report as the generated block NAME (docs/_data)",
+    )
     # Hidden: the body of a fresh process.
     parser.add_argument("--child", choices=("ooc", "dask"), help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", help=argparse.SUPPRESS)
@@ -501,6 +506,10 @@ def main(argv=None):
     if args.output:
         Path(args.output).write_text(text)
         print(f"Written to {args.output}")
+    if args.write_doc:
+        from _docblocks import write_doc
+
+        write_doc(args.write_doc, text, "docs/performance.md")
 
 
 if __name__ == "__main__":

@@ -404,6 +404,11 @@ def main(argv=None):
     )
     parser.add_argument("--methods", nargs="+", help="only these methods")
     parser.add_argument("--figure", type=Path, help="write the bar charts (PNG) here")
+    parser.add_argument(
+        "--write-doc",
+        metavar="NAME",
+        help="also write the tables as the generated block NAME (docs/_data)",
+    )
     args = parser.parse_args(argv)
     corpora = args.corpora or (["classic3", "cstr"] if args.quick else list(CORPORA))
     if args.set:
@@ -422,6 +427,10 @@ def main(argv=None):
         args.out.write_text(text)
     if args.figure:
         figure(rows, args.figure)
+    if args.write_doc:
+        from _docblocks import write_doc
+
+        write_doc(args.write_doc, text, "docs/real_text.md")
 
 
 if __name__ == "__main__":

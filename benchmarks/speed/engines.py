@@ -451,6 +451,14 @@ def compile_rows():
 
 
 # ---------------------------------------------------------------------- main
+def _docblocks():
+    """benchmarks/_docblocks.py (writes a generated block of a page)."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import _docblocks
+
+    return _docblocks
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="float32, fewer runs")
@@ -460,7 +468,13 @@ def main(argv=None):
         help="where the real corpora are (default ../shared/data)",
     )
     parser.add_argument("--only", default="12345", help="which tables, e.g. 12")
+    parser.add_argument(
+        "--write-doc",
+        metavar="NAME",
+        help="also write the tables as the generated block NAME (docs/_data)",
+    )
     args = parser.parse_args(argv)
+    printed = _docblocks().capture_stdout() if args.write_doc else None
     quick = args.quick
     dtypes = [np.float32] if quick else [np.float32, np.float64]
     print(f"sklearn_topicfac from {os.path.dirname(sklearn_topicfac.__file__)}")
@@ -519,6 +533,11 @@ def main(argv=None):
                 None if quick else 5, checkpoints,
             )  # fmt: skip
             print_quality(rows, what)
+    if args.write_doc:
+        text = printed.copy.getvalue()
+        _docblocks().write_doc(
+            args.write_doc, _docblocks().printed_tables(text), "docs/performance.md"
+        )
 
 
 if __name__ == "__main__":
