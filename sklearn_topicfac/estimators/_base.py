@@ -154,6 +154,11 @@ class TopicEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     def _n_features_out(self):
         return self.components_.shape[0]
 
+    def _max_runs(self):
+        """The bound on the runs of the fit loop a fit makes (see the CLI's
+        progress bar): one by default."""
+        return 1
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
@@ -276,6 +281,17 @@ class TopicFactorization(TopicEstimator):
             H=H,
         )
         return engine.Plan(start, self._settings(), **self._run_shape())
+
+    def _max_runs(self):
+        """The bound on the runs of the fit loop the plan makes, each up to
+        ``max_iter`` iterations: a phase of each round of an alternation;
+        else a start of ``n_init`` or a split-merge trial (the fit kept then
+        continues within its own ``max_iter``)."""
+        shape = self._run_shape()
+        if shape.get("phases"):
+            return len(shape["phases"]) * shape["n_rounds"]
+        settings = self._settings()
+        return settings.n_init + settings.moves
 
     def _fit_engine(self, runner, W, H):
         """Carry out the plan of the parameters on ``runner``: an `engine.FitResult`.
