@@ -87,19 +87,19 @@ def _close(a, b, rtol=1e-6):
 
 def test_the_engine_setting_reaches_the_workers(client):
     # What the runner's tasks and a lazy transform carry to the workers.
-    for engine in ("numpy", "auto"):
-        with config_context(engine=engine):
+    for backend in ("numpy", "auto"):
+        with config_context(backend=backend):
             task = with_config(get_config)
-        assert client.submit(task, pure=False).result()["engine"] == engine
-    assert client.submit(get_config, pure=False).result()["engine"] == "auto"
+        assert client.submit(task, pure=False).result()["backend"] == backend
+    assert client.submit(get_config, pure=False).result()["backend"] == "auto"
 
 
-# On the numba engine too; slow (each worker process loads the twins).
+# On the numba backend too; slow (each worker process loads the twins).
 @pytest.mark.parametrize(
-    "engine", ["numpy", pytest.param("numba", marks=pytest.mark.slow)], indirect=True
+    "backend", ["numpy", pytest.param("numba", marks=pytest.mark.slow)], indirect=True
 )
 @pytest.mark.parametrize(("Estimator", "params"), ESTIMATORS, ids=IDS)
-def test_distributed_fit_equals_in_memory_fit(engine, client, Estimator, params):
+def test_distributed_fit_equals_in_memory_fit(backend, client, Estimator, params):
     X = _corpus()
     kw = dict(n_components=4, init="random", max_iter=12, tol=0, random_state=3)
     local = Estimator(**kw, **params).fit(X)

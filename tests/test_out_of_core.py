@@ -39,7 +39,7 @@ def _same_fit(a, b, rtol=1e-6):
 
 
 @pytest.mark.parametrize("Estimator", [KLNMF, NormalizedNMF, PLSI, JointNMF, LDAVI])
-def test_blocks_fit_equals_in_memory_fit(engine, Estimator):
+def test_blocks_fit_equals_in_memory_fit(backend, Estimator):
     # A block-wise fit runs the one-pass solver (KLNMF "mu", PLSI "em")
     # whatever the solver: the in-memory fit of that solver.
     X = planted_counts(n=250, m=50, seed=1)

@@ -11,7 +11,7 @@ from sklearn_topicfac.kernels import normalize_columns, normalize_rows
 
 
 @pytest.mark.parametrize("beta", [1.0, 0.8])
-def test_plsi_iterates_equal_hofmanns_em(engine, beta):
+def test_plsi_iterates_equal_hofmanns_em(backend, beta):
     rng = np.random.default_rng(0)
     X = rng.poisson(2.0, size=(9, 7)).astype(float)
     k = 3
@@ -61,7 +61,7 @@ def test_probabilities_are_normalized():
     assert_allclose(model.inverse_transform(theta).sum(axis=1), 1.0)
 
 
-def test_fold_in_is_em_on_topic_proportions(engine):
+def test_fold_in_is_em_on_topic_proportions(backend):
     # theta <- theta * (R @ C.T) / N_d with C fixed, from the uniform start;
     # with tol=0 every document runs exactly max_iter sweeps.
     X = _planted(n=20)
@@ -82,7 +82,7 @@ def _entropy(p):
 
 
 @pytest.mark.parametrize("beta", [0.5, 0.8])
-def test_tempered_em_smooths_the_topic_proportions(engine, beta):
+def test_tempered_em_smooths_the_topic_proportions(backend, beta):
     # Hofmann's tempered E-step: P(z|d,w) proportional to
     # [P(z) P(d|z) P(w|z)] ** beta, computed densely from the same state
     # (tests/_references.tempered_posterior).  One step of PLSI(beta) gives

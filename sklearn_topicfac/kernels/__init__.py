@@ -24,7 +24,7 @@ estimators.
 - `completion`: the document-completion split of the held-out score;
 - `fold_in`: new documents' factor with the topics fixed;
 - `compiled`: the compiled twins of the kernels (the optional numba
-  engine), to which the kernels above dispatch when it is selected
+  backend), to which the kernels above dispatch when it is selected
   (`sklearn_topicfac.config_context`); the one import from the rest of the
   package is that setting (`sklearn_topicfac._config`).
 """

@@ -3,7 +3,7 @@
 import numpy as np
 from scipy.special import gammaln, psi
 
-from ._engine import twins
+from ._backend import twins
 from .products import compressed_view, divide_into_ratio, transposed_product
 
 # ------------------------------------------------------------------------
