@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import lda_counts, planted_counts, random_start
+from _estimators import classes_with, estimator_variants
 from joblib import Parallel, delayed
 from numpy.testing import assert_allclose
 
@@ -21,10 +22,7 @@ from sklearn_topicfac import (
     KLNMF,
     LDAVI,
     PLSI,
-    GammaPoissonVI,
-    HybridNMFPLSI,
     JointNMF,
-    NormalizedNMF,
     _config,
     config_context,
     get_config,
@@ -161,19 +159,10 @@ def test_the_engine_is_read_when_fit_runs(monkeypatch):
 
 # --------------------------------------------------- the two backends agree
 
-FITS = [
-    (KLNMF, {}),
-    (KLNMF, {"solver": "cd"}),
-    (NormalizedNMF, {}),
-    (NormalizedNMF, {"solver": "cd"}),
-    (PLSI, {}),
-    (PLSI, {"solver": "squarem"}),
-    (PLSI, {"beta": 0.8}),
-    (JointNMF, {}),
-    (JointNMF, {"normalize": "both"}),
-    (HybridNMFPLSI, {}),
-    (HybridNMFPLSI, {"nmf_solver": "cd", "plsi_solver": "squarem"}),
-]
+FITS = estimator_variants(custom_start="WH")
+# The estimators with an E-step per document, whose sweeps a tolerance stops
+# (the registry's fixed_iteration_params: mean_change_tol=0).
+VARIATIONAL = classes_with("fixed_iteration_params")
 # The accelerated solvers (coordinate descent's projections on zero,
 # SQUAREM's long extrapolations) amplify float32 rounding, which differs
 # between the engines: their iterates are compared in float64 only.
@@ -192,7 +181,7 @@ def _fit_on(backend, Estimator, params, X, W0, H0):
 
 
 @needs_numba
-@pytest.mark.parametrize(("Estimator", "params"), FITS, ids=repr)
+@pytest.mark.parametrize(("Estimator", "params"), FITS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_engines_agree_after_50_iterations(Estimator, params, dtype):
     if dtype == np.float32 and set(params.values()) & set(ACCELERATED):
@@ -221,7 +210,7 @@ def _fits_on_both_engines(Estimator, X, **params):
 
 
 @needs_numba
-@pytest.mark.parametrize("Estimator", [LDAVI, GammaPoissonVI])
+@pytest.mark.parametrize("Estimator", VARIATIONAL)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_variational_engines_agree_after_50_iterations(Estimator, dtype):
     # Every document gets the same number of E-step sweeps on both backends
@@ -239,7 +228,7 @@ def test_variational_engines_agree_after_50_iterations(Estimator, dtype):
 
 
 @needs_numba
-@pytest.mark.parametrize("Estimator", [LDAVI, GammaPoissonVI])
+@pytest.mark.parametrize("Estimator", VARIATIONAL)
 def test_variational_engines_agree_at_the_default_e_step_tolerance(Estimator):
     # At the default mean_change_tol a document stops sweeping when its mean
     # change falls below 1e-3.  In float64 both backends make the same

@@ -572,7 +572,7 @@ def test_no_split_merge_moves_online_or_under_three_topics():
     assert online.split_merge_moves_ == []
     assert_array_equal(online.components_, plain.components_)
     # Block-wise fits make the moves of the in-memory fit (since the engine
-    # runs the moves on any runner; tests/test_out_of_core.py checks them on
+    # runs the moves on any runner; tests/engine/test_out_of_core.py checks them on
     # a corpus where a move is kept).
     blocks = LDAVI(K, split_merge=3, **params).fit(Blocks(X, block_size=40))
     memory = LDAVI(K, split_merge=3, **params).fit(X)
