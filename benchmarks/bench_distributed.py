@@ -13,8 +13,8 @@ random_state=0, split_merge=0)``, each in a fresh Python process so that its
 peak RSS (``ru_maxrss``) is its own.  The split-merge moves (PLSI's default
 makes up to 3) are off: this measures iterations, and a move's proposal
 costs passes of its own (on one 50,000-row block, 28 s for three proposals
-against 0.4 s an iteration, measured).  The kernels run on the engine of
-the configuration: numba when it is installed (``engine="auto"``; each
+against 0.4 s an iteration, measured).  The kernels run on the backend of
+the configuration: numba when it is installed (``backend="auto"``; each
 block is far above its threshold), else NumPy.
 
 * **out-of-core**: ``fit(Blocks(lambda: (load_npz(p) for p in paths)))``.

@@ -54,7 +54,7 @@ def _sklearn_lda(X):
 
 def _ours(name, engine):
     def fit(X):
-        with tf.config_context(engine=engine):
+        with tf.config_context(backend=engine):
             est = getattr(tf, name)(K, random_state=0).fit(X)
         moves = getattr(est, "split_merge_moves_", [])
         accepted = sum(bool(m["accepted"]) for m in moves)
@@ -164,13 +164,13 @@ def move_rows(n_docs, n_terms, repeats):
     cpu = {c: [] for c in cases}
     info = {}
     for engine in ("numpy", "numba"):  # warm: compile or load the twins
-        with tf.config_context(engine=engine):
+        with tf.config_context(backend=engine):
             tf.KLNMF(K, init="custom", max_iter=2, tol=0, split_merge=0).fit(
                 X, W=W0, H=H0
             )
     for _ in range(repeats):
         for engine, sm in cases:
-            with tf.config_context(engine=engine):
+            with tf.config_context(backend=engine):
                 est = tf.KLNMF(
                     K, init="custom", max_iter=30, tol=0, split_merge=sm, random_state=0
                 )

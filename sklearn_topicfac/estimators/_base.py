@@ -34,12 +34,8 @@ from .. import engine
 from .._docstrings import fill_doc
 from .._validation import check_counts, is_dask_array, reconstruct, warn
 from ..engine.starts import resolve_init
-from ..kernels import (
-    HELD_OUT_SMOOTHING,
-    completion_log_likelihood,
-    completion_split,
-    normalize_rows,
-)
+from ..kernels import normalize_rows
+from ..models._completion import held_out_log_likelihood
 
 
 def tiny_data_exponent(X):
@@ -668,22 +664,8 @@ class TopicFactorization(TopicEstimator):
         """Summed held-out log-likelihood of ``X`` and the number of held-out words."""
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        if np.sum(X.data, dtype=np.float64) == 0:
-            raise ValueError(
-                "X contains no words (all entries are zero): nothing to score."
-            )
         seed = self.random_state if isinstance(self.random_state, Integral) else 0
-        X_observed, X_held_out = completion_split(X, seed)
-        if X_held_out.nnz == 0:
-            raise ValueError(
-                "X has too few words to score: the held-out half of its words "
-                "is empty (score a larger sample of documents)."
-            )
-        theta = self._build_model().topic_proportions(X_observed, self.components_)
-        phi = normalize_rows(self.components_.astype(X.dtype, copy=False))[0]
-        return completion_log_likelihood(
-            X_held_out, theta, phi, smoothing=HELD_OUT_SMOOTHING
-        )
+        return held_out_log_likelihood(self._build_model(), X, self.components_, seed)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

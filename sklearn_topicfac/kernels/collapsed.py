@@ -37,14 +37,14 @@ k).
 
 import numpy as np
 
-from ._engine import twins
+from ._backend import twins
 
 # Stored entries per chunk of a sweep (times k values per temporary).
 _CHUNK_ENTRIES = 1 << 14
 
 # A fit calls the sweep once per epoch, for hundreds of epochs of little
 # work each: the numba twin's one-time compile pays back at this fraction of
-# the work from which other kernels take it (`_engine.AUTO_MIN_WORK`).
+# the work from which other kernels take it (`_backend.AUTO_MIN_WORK`).
 _TWIN_WORK_FACTOR = 16
 
 

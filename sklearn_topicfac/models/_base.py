@@ -12,7 +12,7 @@ map-reduce over document blocks (`doc_step`, `topic_step`), the objective
 (`doc_loss`, `topic_loss`), an online step (`online_documents`,
 `online_update`), fold-in and outputs, and split-merge moves.  It never
 probes a model for optional members: every member has a default here.
-``tests/test_model_protocol.py`` checks every model of `models.__all__`
+``tests/models/test_protocol.py`` checks every model of `models.__all__`
 against this protocol, the map-reduce invariant included (the statistics of
 ``doc_step`` over row blocks sum to those of all rows).
 """

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import BLOCK_READERS, block_files, planted_counts
-from _estimators import estimators_with, slow_except
+from _estimators import estimator_variants, estimators_with, slow_except
 from distributed import Client, LocalCluster
 from joblib import parallel_config
 from numpy.testing import assert_allclose
@@ -26,7 +26,6 @@ from sklearn_topicfac import (
     KLNMF,
     LDAVI,
     PLSI,
-    JointNMF,
     NormalizedNMF,
     config_context,
     get_config,
@@ -66,20 +65,6 @@ def _dask(X, rows=90):
     return da.from_array(X, chunks=(rows, -1), asarray=False)
 
 
-# Block-wise fits run the one-pass solvers whatever the solver (KLNMF "mu",
-# PLSI "em"): the in-memory fits compared with them use those.
-ESTIMATORS = [
-    (KLNMF, {"solver": "mu"}),
-    (NormalizedNMF, {"solver": "mu"}),
-    (PLSI, {"solver": "em"}),
-    (PLSI, {"beta": 0.8}),
-    (JointNMF, {"normalize": "both"}),
-    (JointNMF, {"alpha": 0.5}),
-    (LDAVI, {}),
-]
-IDS = [f"{E.__name__}{kw or ''}" for E, kw in ESTIMATORS]
-
-
 def _close(a, b, rtol=1e-6):
     assert_allclose(a.components_, b.components_, rtol=rtol, atol=1e-12)
     assert_allclose(a.loss_history_, b.loss_history_, rtol=rtol)
@@ -88,19 +73,24 @@ def _close(a, b, rtol=1e-6):
 
 def test_the_engine_setting_reaches_the_workers(client):
     # What the runner's tasks and a lazy transform carry to the workers.
-    for engine in ("numpy", "auto"):
-        with config_context(engine=engine):
+    for backend in ("numpy", "auto"):
+        with config_context(backend=backend):
             task = with_config(get_config)
-        assert client.submit(task, pure=False).result()["engine"] == engine
-    assert client.submit(get_config, pure=False).result()["engine"] == "auto"
+        assert client.submit(task, pure=False).result()["backend"] == backend
+    assert client.submit(get_config, pure=False).result()["backend"] == "auto"
 
 
-# On the numba engine too; slow (each worker process loads the twins).
+# On the numba backend too; slow (each worker process loads the twins).
 @pytest.mark.parametrize(
-    "engine", ["numpy", pytest.param("numba", marks=pytest.mark.slow)], indirect=True
+    "backend", ["numpy", pytest.param("numba", marks=pytest.mark.slow)], indirect=True
 )
-@pytest.mark.parametrize(("Estimator", "params"), ESTIMATORS, ids=IDS)
-def test_distributed_fit_equals_in_memory_fit(engine, client, Estimator, params):
+# Every parameter variant of every block-wise estimator.  Block-wise fits
+# run the one-pass solvers whatever the solver (KLNMF "mu", PLSI "em"): the
+# in-memory fits compared with them use those.
+@pytest.mark.parametrize(
+    ("Estimator", "params"), estimator_variants("blockwise", one_pass=True)
+)
+def test_distributed_fit_equals_in_memory_fit(backend, client, Estimator, params):
     X = _corpus()
     kw = dict(n_components=4, init="random", max_iter=12, tol=0, random_state=3)
     local = Estimator(**kw, **params).fit(X)

@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import BLOCK_READERS, block_files, planted_counts
-from _estimators import BY_NAME, estimators_with, slow_except
+from _estimators import (
+    BY_NAME,
+    classes_with,
+    estimator_variants,
+    estimators_with,
+    slow_except,
+)
 from numpy.testing import assert_allclose
 from sklearn.base import clone
 
@@ -19,8 +25,6 @@ from sklearn_topicfac import (
     LDAVI,
     PLSI,
     HybridNMFPLSI,
-    JointNMF,
-    NormalizedNMF,
 )
 from sklearn_topicfac.engine import InMemoryRunner, Start, start_topics
 from sklearn_topicfac.kernels import kl_divergence
@@ -38,15 +42,14 @@ def _same_fit(a, b, rtol=1e-6):
     assert_allclose(a.embedding_, b.embedding_, rtol=rtol, atol=1e-10)
 
 
-@pytest.mark.parametrize("Estimator", [KLNMF, NormalizedNMF, PLSI, JointNMF, LDAVI])
-def test_blocks_fit_equals_in_memory_fit(engine, Estimator):
+@pytest.mark.parametrize(("Estimator", "params"), estimator_variants("blockwise"))
+def test_blocks_fit_equals_in_memory_fit(backend, Estimator, params):
     # A block-wise fit runs the one-pass solver (KLNMF "mu", PLSI "em")
     # whatever the solver: the in-memory fit of that solver.
     X = planted_counts(n=250, m=50, seed=1)
-    one_pass = dict(KW, **BY_NAME[Estimator.__name__].one_pass_params)
-    _same_fit(
-        Estimator(**one_pass).fit(X), Estimator(**KW).fit(Blocks(X, block_size=60))
-    )
+    one_pass = {**KW, **params, **BY_NAME[Estimator.__name__].one_pass_params}
+    blocks = Estimator(**KW, **params).fit(Blocks(X, block_size=60))
+    _same_fit(Estimator(**one_pass).fit(X), blocks)
 
 
 def _same_moves(a, b):
@@ -238,7 +241,7 @@ def _fold_in_objective(model, X):
 
 
 @pytest.mark.parametrize(
-    "Estimator", slow_except([KLNMF, NormalizedNMF, PLSI, JointNMF], "KLNMF")
+    "Estimator", slow_except(classes_with("multiplicative_family"), "KLNMF")
 )
 def test_partial_fit_approaches_the_batch_solution(Estimator):
     X = planted_counts(n=600, m=80, seed=0)
