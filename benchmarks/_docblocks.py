@@ -16,6 +16,7 @@ page holds exactly that: a number edited by hand in the page, or a JSON file
 changed without re-rendering, fails the test.  See benchmarks/README.md.
 """
 
+import io
 import json
 import os
 import platform
@@ -221,6 +222,97 @@ def write_block(name, page, command, parts, *, note=None, meta=None, data_dir=DA
     return path
 
 
+class _Tee(io.TextIOBase):
+    """Standard output that also keeps a copy of what is printed."""
+
+    def __init__(self, stream):
+        self.stream, self.copy = stream, io.StringIO()
+
+    def write(self, text):
+        self.copy.write(text)
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+
+def capture_stdout():
+    """Keep a copy of everything printed from now on (``.copy.getvalue()``).
+
+    For a benchmark that prints its tables as it goes: its ``--write-doc``
+    starts this after parsing the arguments and hands what was printed to
+    :func:`write_doc` at the end.
+    """
+    tee = _Tee(sys.stdout)
+    sys.stdout = tee
+    return tee
+
+
+def printed_tables(text):
+    """The Markdown tables and headings of printed output (progress lines dropped)."""
+    chunks, table = [], []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        if table:
+            chunks.append("\n".join(table))
+            table = []
+        if line.startswith("#"):
+            chunks.append(f"**{line.lstrip('#').strip()}**")
+    if table:
+        chunks.append("\n".join(table))
+    return "\n\n".join(chunks)
+
+
+def write_doc(name, markdown, page):
+    """What a benchmark's ``--write-doc NAME`` does: ``markdown`` as block NAME.
+
+    The block goes to the page that already holds it (the ``page`` of
+    ``docs/_data/NAME.json``), else to ``page``; its command is the command
+    line that ran the benchmark.
+    """
+    existing = DATA / f"{name}.json"
+    if existing.exists():
+        page = json.loads(existing.read_text(encoding="utf-8"))["page"]
+    parts = parts_from_markdown(markdown)
+    path = write_block(name, page, command_line(), parts, data_dir=DATA)
+    print(f"wrote block {name} into {page} ({path.relative_to(REPO_ROOT)})")
+    return path
+
+
+# A block named in prose: "table `perf_moves`", "tables `a` and `b`", or any
+# backticked name of the performance and real-text families.
+_REFERENCE = re.compile(
+    r"\b(?i:tables?|blocks?)\s+((?:`[a-z0-9_]+`(?:,\s*|\s+and\s+)?)+)"
+    r"|`((?:perf|real_text)_[a-z0-9_]+)`"
+)
+
+
+def named_blocks(text):
+    """The block names a Markdown text refers to (see ``_REFERENCE``)."""
+    names = set()
+    for listed, single in _REFERENCE.findall(text):
+        names.update(re.findall(r"`([a-z0-9_]+)`", listed))
+        if single:
+            names.add(single)
+    return names
+
+
+def dangling_references(repo_root=REPO_ROOT):
+    """``(page, name)`` of each block named in the docs or README but missing."""
+    repo_root = Path(repo_root)
+    existing = {path.stem for path in (repo_root / "docs" / "_data").glob("*.json")}
+    pages = [repo_root / "README.md", *sorted((repo_root / "docs").rglob("*.md"))]
+    found = []
+    for page in pages:
+        if not page.exists():
+            continue
+        for name in sorted(named_blocks(page.read_text(encoding="utf-8")) - existing):
+            found.append((page.relative_to(repo_root).as_posix(), name))
+    return found
+
+
 def stale_blocks(repo_root=REPO_ROOT):
     """Problems with the generated blocks under ``repo_root/docs`` (empty: none).
 
@@ -233,6 +325,12 @@ def stale_blocks(repo_root=REPO_ROOT):
         data = json.loads(path.read_text(encoding="utf-8"))
         page = repo_root / data["page"]
         expected.add((data["page"], data["name"]))
+        imported = re.search(r"imported from commit (\w+)", data.get("note", ""))
+        if imported and imported.group(1) != data["commit"]:
+            problems.append(
+                f"{path.name}: imported from commit {imported.group(1)} but its "
+                f"header says commit {data['commit']}"
+            )
         if path.stem != data["name"]:
             problems.append(f"{path.name}: its name is {data['name']!r}")
         if not page.exists():

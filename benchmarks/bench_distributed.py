@@ -13,8 +13,8 @@ random_state=0, split_merge=0)``, each in a fresh Python process so that its
 peak RSS (``ru_maxrss``) is its own.  The split-merge moves (PLSI's default
 makes up to 3) are off: this measures iterations, and a move's proposal
 costs passes of its own (on one 50,000-row block, 28 s for three proposals
-against 0.4 s an iteration, measured).  The kernels run on the engine of
-the configuration: numba when it is installed (``engine="auto"``; each
+against 0.4 s an iteration, measured).  The kernels run on the backend of
+the configuration: numba when it is installed (``backend="auto"``; each
 block is far above its threshold), else NumPy.
 
 * **out-of-core**: ``fit(Blocks(lambda: (load_npz(p) for p in paths)))``.
@@ -450,6 +450,11 @@ def parse_args(argv):
     parser.add_argument(
         "--output", default=None, help="also write the Markdown report to this file"
     )
+    parser.add_argument(
+        "--write-doc",
+        metavar="NAME",
+        help="also write the report as the generated block NAME (docs/_data)",
+    )
     # Hidden: the body of a fresh process.
     parser.add_argument("--child", choices=("ooc", "dask"), help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", help=argparse.SUPPRESS)
@@ -501,6 +506,10 @@ def main(argv=None):
     if args.output:
         Path(args.output).write_text(text)
         print(f"Written to {args.output}")
+    if args.write_doc:
+        from _docblocks import write_doc
+
+        write_doc(args.write_doc, text, "docs/performance.md")
 
 
 if __name__ == "__main__":

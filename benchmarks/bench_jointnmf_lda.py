@@ -51,7 +51,7 @@ from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.utils import gen_batches
 
 from sklearn_topicfac import KLNMF, LDAVI
-from sklearn_topicfac.engine import InMemoryRunner, start_topics
+from sklearn_topicfac.engine import InMemoryRunner, Start, start_topics
 from sklearn_topicfac.engine.iterations import start as start_fit
 from sklearn_topicfac.kernels import _parallel
 from sklearn_topicfac.models import LDAModel
@@ -255,7 +255,8 @@ def check_same_start(X, k, seed, method, batch_size):
     )
     sk._init_latent_vars(Xs.shape[1], dtype=Xs.dtype)
     model = LDAModel(np.full(k, 1 / k), 1 / k, 1e-3, 100)
-    lam0 = start_topics(model, InMemoryRunner(sp.csr_matrix(Xs)), "random", k, seed)
+    runner = InMemoryRunner(sp.csr_matrix(Xs))
+    lam0 = start_topics(model, runner, Start("random", k, seed, seed))
     assert np.array_equal(lam0, sk.components_), "different topics' start"
     n = Xs.shape[0]
     if method == "online":
@@ -360,7 +361,11 @@ def bench_lda(X_train, X_test, k, epochs, repeats, sk_repeats, batch_size, seed=
 
 
 # ------------------------------------------------------------------ output
+TABLES = []  # (title, header, rows) of every table printed, for --write-doc
+
+
 def print_table(title, header, rows):
+    TABLES.append((title, header, rows))
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     line = "  ".join("-" * w for w in widths)
     print(f"\n{title}\n{line}")
@@ -396,6 +401,11 @@ def main(argv=None):
     parser.add_argument("--skip-lda", action="store_true")
     parser.add_argument(
         "--quick", action="store_true", help="small sizes: runs in < 2 minutes"
+    )
+    parser.add_argument(
+        "--write-doc",
+        metavar="NAME",
+        help="also write the tables as the generated block NAME (docs/_data)",
     )
     args = parser.parse_args(argv)
     if args.quick:
@@ -470,6 +480,15 @@ def main(argv=None):
                 ],
                 rows,
             )
+    if args.write_doc:
+        from _docblocks import write_doc
+
+        text = "\n\n".join(
+            f"{title}:\n\n| {' | '.join(header)} |\n|{'---|' * len(header)}\n"
+            + "\n".join(f"| {' | '.join(map(str, row))} |" for row in rows)
+            for title, header, rows in TABLES
+        )
+        write_doc(args.write_doc, text, "docs/lda.md")
 
 
 if __name__ == "__main__":

@@ -176,9 +176,18 @@ def main():
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--budget", type=float, default=40.0)
     parser.add_argument("--table", nargs="*", help="print the table of these results")
+    parser.add_argument(
+        "--write-doc",
+        metavar="NAME",
+        help="also write the tables as the generated block NAME (docs/_data)",
+    )
     args = parser.parse_args()
     if args.table:
         print(table(args.table))
+        if args.write_doc:
+            from _docblocks import write_doc
+
+            write_doc(args.write_doc, table(args.table), "docs/real_text.md")
         return
     globals()["DATA"] = Path(args.data)
     for name in args.corpora:

@@ -239,6 +239,11 @@ def main(argv=None):
     )
     parser.add_argument("--out", help="append each row as JSON to this file")
     parser.add_argument("--table", help="only print the tables of a JSON file")
+    parser.add_argument(
+        "--write-doc",
+        metavar="NAME",
+        help="also write the tables as the generated block NAME (docs/_data)",
+    )
     args = parser.parse_args(argv)
     DATA_DIR[0] = Path(args.data_dir)
     if args.table:
@@ -253,6 +258,12 @@ def main(argv=None):
         print(format_row(row))
     print()
     print(summary(rows))
+    if args.write_doc:
+        from _docblocks import write_doc
+
+        table = "\n".join([HEADER, *map(format_row, rows)])
+        write_doc(args.write_doc, table, "docs/performance.md")
+        write_doc(f"{args.write_doc}_summary", summary(rows), "docs/performance.md")
 
 
 if __name__ == "__main__":

@@ -466,6 +466,11 @@ def main(argv=None):
         help="write the tables and issue 26's targets as the generated block "
         "of this name into docs/lda_defaults.md (and docs/_data/NAME.json)",
     )
+    parser.add_argument(
+        "--write-doc",
+        metavar="NAME",
+        help="also write the tables as the generated block NAME (docs/_data)",
+    )
     args = parser.parse_args(argv)
     corpora = args.corpora or (["classic3", "cstr"] if args.quick else list(CORPORA))
     if args.set:
@@ -494,6 +499,10 @@ def main(argv=None):
         args.out.write_text(text)
     if args.figure:
         figure(rows, args.figure)
+    if args.write_doc:
+        from _docblocks import write_doc
+
+        write_doc(args.write_doc, text, "docs/real_text.md")
 
 
 if __name__ == "__main__":

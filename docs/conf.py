@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import sklearn_topicfac
-from sklearn_topicfac._cli import _build_parser
+from sklearn_topicfac.cli import _build_parser
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _api import write_api_sources  # noqa: E402 (docs/_api.py, beside this file)

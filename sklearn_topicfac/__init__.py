@@ -10,7 +10,7 @@ The package reads in floors, each importing only the floors below it:
 - helpers: `metrics`, `inspection`, `datasets`, `out_of_core`,
   `distributed`, `persistence` (`save` / `load`: model files that cannot
   run code) and the command line;
-- `config_context` / `set_config`: which engine runs the kernels (NumPy, or
+- `config_context` / `set_config`: which backend runs the kernels (NumPy, or
   the optional compiled numba twins).
 """
 

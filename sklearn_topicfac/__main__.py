@@ -1,6 +1,6 @@
 """Allow ``python -m sklearn_topicfac`` to run the Classic3 demo."""
 
-from sklearn_topicfac._cli import main
+from sklearn_topicfac.cli import main
 
 # Guarded so that importing this module (e.g. by pytest --doctest-modules over
 # the whole package) does not run the demo.

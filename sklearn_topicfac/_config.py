@@ -1,18 +1,23 @@
-"""Global configuration: which engine runs the kernels.
+"""Global configuration: which backend runs the kernels.
 
 In the style of scikit-learn's ``set_config`` / ``config_context``:
 `set_config` changes the process-wide default, `config_context` overrides
 it for a block of code (a context variable: it holds in the threads the
 kernels start).  A fit reads the configuration when it starts and carries
 it to its Dask workers, as `sklearn_topicfac.model_selection` does to its
-joblib workers (`with_config`).  ``engine`` is
+joblib workers (`with_config`).  ``backend`` is
 
 - ``"numpy"``: the reference kernels (NumPy and SciPy), always available;
 - ``"numba"``: their compiled twins (``pip install "sklearn-topicfac[fast]"``);
 - ``"auto"`` (default): ``"numba"`` when numba can be imported, for the
   kernel calls large enough to win back the twins' one-time compile
   (stored entries times topics of at least 4 M,
-  ``kernels._engine.AUTO_MIN_WORK``); ``"numpy"`` otherwise.
+  ``kernels._backend.AUTO_MIN_WORK``); ``"numpy"`` otherwise.
+
+The setting was first called ``engine`` (the name of the fit machinery,
+`sklearn_topicfac.engine`): ``engine=`` is accepted by
+`set_config` and `config_context` as a deprecated alias of ``backend=``,
+with a ``FutureWarning``.
 
 The module imports nothing from the rest of the package (the kernels read it).
 """
@@ -20,11 +25,12 @@ The module imports nothing from the rest of the package (the kernels read it).
 import contextvars
 import functools
 import importlib.util
+import warnings
 from contextlib import contextmanager
 
-ENGINES = ("auto", "numpy", "numba")
+BACKENDS = ("auto", "numpy", "numba")
 
-_GLOBAL = {"engine": "auto"}
+_GLOBAL = {"backend": "auto"}
 _LOCAL = contextvars.ContextVar("sklearn_topicfac_config", default=None)
 
 
@@ -34,16 +40,34 @@ def numba_available():
     return importlib.util.find_spec("numba") is not None
 
 
-def _check_engine(engine):
-    if engine not in ENGINES:
+def _check_backend(backend):
+    if backend not in BACKENDS:
         raise ValueError(
-            f"engine={engine!r} is not an engine; use one of {list(ENGINES)}."
+            f"backend={backend!r} is not a backend; use one of {list(BACKENDS)}."
         )
-    if engine == "numba" and not numba_available():
+    if backend == "numba" and not numba_available():
         raise ValueError(
-            "engine='numba' needs numba, which is not installed: pip install "
-            '"sklearn-topicfac[fast]" (or use engine="numpy" or "auto").'
+            "backend='numba' needs numba, which is not installed: pip install "
+            '"sklearn-topicfac[fast]" (or use backend="numpy" or "auto").'
         )
+
+
+def _renamed(backend, engine, where):
+    """``backend``, or the value of the deprecated ``engine=`` (with a warning)."""
+    if engine == "deprecated":  # not given
+        return backend
+    if backend is not None:
+        raise ValueError(
+            f"{where} got both backend={backend!r} and engine={engine!r}; "
+            "engine is the old name of backend: pass backend only."
+        )
+    warnings.warn(
+        f"{where}(engine=...) is deprecated and will be removed in 0.3: the "
+        "setting is now called backend; pass backend=... instead.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return engine
 
 
 def get_config():
@@ -52,67 +76,73 @@ def get_config():
     Returns
     -------
     config : dict
-        ``{"engine": ...}``: the setting of the innermost `config_context`,
+        ``{"backend": ...}``: the setting of the innermost `config_context`,
         else the one of `set_config`.
 
     Examples
     --------
     >>> from sklearn_topicfac import config_context, get_config
-    >>> with config_context(engine="numpy"):
-    ...     get_config()["engine"]
+    >>> with config_context(backend="numpy"):
+    ...     get_config()["backend"]
     'numpy'
     """
     local = _LOCAL.get()
     return dict(_GLOBAL if local is None else local)
 
 
-def set_config(engine=None):
+def set_config(backend=None, *, engine="deprecated"):
     """Set the process-wide default configuration.
 
     Parameters
     ----------
-    engine : {"auto", "numpy", "numba"}, default=None
+    backend : {"auto", "numpy", "numba"}, default=None
         Which kernels run the fits: the NumPy reference, their numba twins
         (``pip install "sklearn-topicfac[fast]"``), or numba when it is
         installed and a kernel call is large (see the module docstring).
         ``None`` leaves it unchanged.
+    engine : {"auto", "numpy", "numba"}
+        Deprecated alias of ``backend`` (emits a ``FutureWarning``).
 
     Examples
     --------
     >>> from sklearn_topicfac import get_config, set_config
-    >>> set_config(engine="numpy")
-    >>> get_config()["engine"]
+    >>> set_config(backend="numpy")
+    >>> get_config()["backend"]
     'numpy'
-    >>> set_config(engine="auto")
+    >>> set_config(backend="auto")
     """
-    if engine is not None:
-        _check_engine(engine)
-        _GLOBAL["engine"] = engine
+    backend = _renamed(backend, engine, "set_config")
+    if backend is not None:
+        _check_backend(backend)
+        _GLOBAL["backend"] = backend
 
 
 @contextmanager
-def config_context(*, engine=None):
+def config_context(*, backend=None, engine="deprecated"):
     """Override the configuration inside a ``with`` block.
 
     Parameters
     ----------
-    engine : {"auto", "numpy", "numba"}, default=None
+    backend : {"auto", "numpy", "numba"}, default=None
         As for `set_config`; ``None`` keeps the current setting.
+    engine : {"auto", "numpy", "numba"}
+        Deprecated alias of ``backend`` (emits a ``FutureWarning``).
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_topicfac import KLNMF, config_context
     >>> X = np.random.default_rng(0).poisson(1.0, size=(20, 12))
-    >>> with config_context(engine="numpy"):
+    >>> with config_context(backend="numpy"):
     ...     W = KLNMF(n_components=2, random_state=0, max_iter=20).fit_transform(X)
     >>> W.shape
     (20, 2)
     """
+    backend = _renamed(backend, engine, "config_context")
     config = get_config()
-    if engine is not None:
-        _check_engine(engine)
-        config["engine"] = engine
+    if backend is not None:
+        _check_backend(backend)
+        config["backend"] = backend
     token = _LOCAL.set(config)
     try:
         yield
@@ -137,10 +167,10 @@ def _run_with_config(config, function, *args, **kwargs):
         return function(*args, **kwargs)
 
 
-def resolved_engine():
-    """``"numba"`` or ``"numpy"``: the engine the current setting selects for
+def resolved_backend():
+    """``"numba"`` or ``"numpy"``: the backend the current setting selects for
     large kernel calls (``"auto"``: numba when it is installed)."""
-    engine = get_config()["engine"]
-    if engine == "auto":
+    backend = get_config()["backend"]
+    if backend == "auto":
         return "numba" if numba_available() else "numpy"
-    return engine
+    return backend

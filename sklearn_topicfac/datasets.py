@@ -330,6 +330,26 @@ def _vectorize(docs, vectorizer, default):
     return X, vocabulary
 
 
+def _labeled_lines(text, path):
+    """The labels and texts of the ``label<TAB>text`` lines of ``text``.
+
+    Blank lines are skipped; labels are stripped of surrounding spaces.
+    ``path`` names the file in the error of a line without a tab.
+    """
+    labels, docs = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        label, tab, tokens = line.partition("\t")
+        if not tab:
+            raise ValueError(
+                f"{path}, line {number}: expected 'label<TAB>text', found no tab."
+            )
+        labels.append(label.strip())
+        docs.append(tokens)
+    return labels, docs
+
+
 def load_labeled_text(paths, *, drop_empty=False, vectorizer=None):
     """Load a corpus stored as one ``label<TAB>text`` line per document.
 
@@ -387,17 +407,10 @@ def load_labeled_text(paths, *, drop_empty=False, vectorizer=None):
     labels, docs = [], []
     for path in paths:
         text = Path(path).read_text(encoding="utf-8")
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            label, tab, tokens = line.partition("\t")
-            if not tab:
-                raise ValueError(
-                    f"{path}, line {number}: expected 'label<TAB>text', found no tab."
-                )
+        for label, tokens in zip(*_labeled_lines(text, path), strict=True):
             if drop_empty and not tokens.strip():
                 continue
-            labels.append(label.strip())
+            labels.append(label)
             docs.append(tokens)
     if not docs:
         raise ValueError(f"No documents found in {list(map(str, paths))}.")
@@ -480,6 +493,17 @@ def load_reuters21578(path, *, n_classes=10, vectorizer=None):
     >>> vocabulary.tolist()   # "up" is too short, "two topics" has two topics
     ['agreed', 'company', 'loss', 'merger', 'profit', 'quarterly', 'rose']
     """
+    docs, y, class_names = _reuters_documents(path, n_classes)
+    X, vocabulary = _vectorize(
+        docs,
+        vectorizer,
+        CountVectorizer(stop_words="english", token_pattern=r"(?u)\b[^\W\d_]{3,}\b"),
+    )
+    return X, y, vocabulary, class_names
+
+
+def _reuters_documents(path, n_classes):
+    """The texts, class codes and class names `load_reuters21578` counts."""
     files = sorted(Path(path).glob("reut2-*.sgm"))
     if not files:
         raise ValueError(f"No reut2-*.sgm file in {path}.")
@@ -501,10 +525,5 @@ def load_reuters21578(path, *, n_classes=10, vectorizer=None):
     class_names = np.asarray([names[i] for i in order[:n_classes]], dtype=object)
     code = {name: i for i, name in enumerate(class_names)}
     keep = [i for i, topic in enumerate(topics) if topic in code]
-    X, vocabulary = _vectorize(
-        [docs[i] for i in keep],
-        vectorizer,
-        CountVectorizer(stop_words="english", token_pattern=r"(?u)\b[^\W\d_]{3,}\b"),
-    )
     y = np.asarray([code[topics[i]] for i in keep], dtype=np.int64)
-    return X, y, vocabulary, class_names
+    return [docs[i] for i in keep], y, class_names

@@ -109,6 +109,14 @@ class EstimatorSpec:
     #: the documents, as block-wise fits and ``partial_fit`` run it whatever
     #: the solver (KLNMF's "cd" and PLSI's "squarem" need all documents).
     one_pass_params: MappingProxyType = field(default_factory=_frozen)
+    #: The parameter variants that run other arithmetic (solvers, options),
+    #: each fitted on its own where fits are compared across backends,
+    #: runners and row blocks (`estimator_variants`).
+    variants: tuple = ({},)
+    #: KLNMF, NormalizedNMF, PLSI and JointNMF: one map-reduce loop of
+    #: multiplicative (EM) updates over the documents, with the kernels' fast
+    #: paths (length batching, threads) and online learning by stepwise EM.
+    multiplicative_family: bool = False
 
     @property
     def name(self):
@@ -149,6 +157,7 @@ def _nmf_family(Estimator, bad_params=None, **capabilities):
         # One split-merge move at most (default: 3), as for LDAVI.
         fast_params=_frozen({"max_iter": 20, "split_merge": 1}),
         n_init=True,
+        multiplicative_family=True,
         verbose_prefix=Estimator.__name__,
         bad_params=_frozen(
             {
@@ -164,15 +173,21 @@ def _nmf_family(Estimator, bad_params=None, **capabilities):
 
 
 REGISTRY = (
-    _nmf_family(tf.KLNMF, one_pass_params=_frozen({"solver": "mu"})),
+    _nmf_family(
+        tf.KLNMF,
+        one_pass_params=_frozen({"solver": "mu"}),
+        variants=({}, {"solver": "cd"}),
+    ),
     _nmf_family(
         tf.NormalizedNMF,
         probabilistic_factors=True,
         one_pass_params=_frozen({"solver": "mu"}),
+        variants=({}, {"solver": "cd"}),
     ),
     _nmf_family(
         tf.PLSI,
         one_pass_params=_frozen({"solver": "em"}),
+        variants=({}, {"solver": "squarem"}, {"beta": 0.8}),
         transform_rows_sum_to_one=True,
         probabilistic_factors=True,
         empty_document_is_p_z=True,
@@ -184,6 +199,7 @@ REGISTRY = (
         # is False: the default normalize="components" returns topic weights
         # (normalize="both" returns proportions).
         check_params=({}, {"normalize": "both"}),
+        variants=({}, {"normalize": "both"}, {"alpha": 0.5}),
         bad_params={"normalize": ("rows",), "alpha": (-0.5,)},
     ),
     EstimatorSpec(
@@ -193,7 +209,7 @@ REGISTRY = (
         # E-step (default: 100) on the tests' small corpora.  The contracts
         # below are the mean-field VB's (inference="vb": a bound that never
         # falls, max_iter epochs, the NNDSVDa start); the default, CVB0, is
-        # in check_params' {} and tests/test_cvb0.py.
+        # in check_params' {} and tests/estimators/test_cvb0.py.
         fast_params=_frozen(
             {"split_merge": 1, "max_doc_update_iter": 20, "inference": "vb"}
         ),
@@ -275,6 +291,7 @@ REGISTRY = (
         fast_params=_frozen({"n_rounds": 2, "split_merge": 1}),
         n_init=True,
         check_params=({"n_rounds": 3, "max_iter": 50},),
+        variants=({}, {"nmf_solver": "cd", "plsi_solver": "squarem"}),
         # Two algorithms in turn, each to convergence: not one map-reduce
         # loop over the documents.
         partial_fit=False,
@@ -351,6 +368,33 @@ def estimators_with(*flags, **values):
     ``estimators_with()`` is all eight.
     """
     params = [pytest.param(s, id=s.name) for s in _selected(flags, values)]
+    assert params, f"no estimator with {flags} {values}"
+    return params
+
+
+def classes_with(*flags, **values):
+    """The classes of the specs selected as by `estimators_with`."""
+    classes = [spec.cls for spec in _selected(flags, values)]
+    assert classes, f"no estimator with {flags} {values}"
+    return classes
+
+
+def estimator_variants(*flags, one_pass=False, **values):
+    """``pytest.param(cls, params)`` of every parameter variant (``variants``)
+    of every spec selected as by `estimators_with`, with ids
+    ``"<name><params>"``.
+
+    ``one_pass=True``: the variants as a block-wise fit runs them, with
+    ``one_pass_params`` over each (the variants this makes equal count once).
+    """
+    params, seen = [], set()
+    for spec in _selected(flags, values):
+        for variant in spec.variants:
+            kw = {**variant, **spec.one_pass_params} if one_pass else dict(variant)
+            key = (spec.name, tuple(sorted(kw.items())))
+            if key not in seen:
+                seen.add(key)
+                params.append(pytest.param(spec.cls, kw, id=f"{spec.name}{kw or ''}"))
     assert params, f"no estimator with {flags} {values}"
     return params
 

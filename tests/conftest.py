@@ -37,9 +37,9 @@ settings.register_profile(
 settings.load_profile("ci")
 
 
-# ------------------------------------------------------------------ engines
+# ----------------------------------------------------------------- backends
 # The suite runs on the NumPy kernels (the reference); the tests that take
-# the ``engine`` fixture run on both engines.  Without numba the numba runs
+# the ``backend`` fixture run on both backends.  Without numba the numba runs
 # skip (`pip install ".[fast]"`, which .ci/run installs for the slow tests).
 import pytest  # noqa: E402
 
@@ -48,15 +48,15 @@ from sklearn_topicfac._config import numba_available  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
-def _numpy_engine_by_default():
-    with config_context(engine="numpy"):
+def _numpy_backend_by_default():
+    with config_context(backend="numpy"):
         yield
 
 
 @pytest.fixture(params=["numpy", "numba"])
-def engine(request, _numpy_engine_by_default):
-    """Run the test on each engine of the kernels."""
+def backend(request, _numpy_backend_by_default):
+    """Run the test on each backend of the kernels."""
     if request.param == "numba" and not numba_available():
-        pytest.skip('the numba engine needs numba: pip install ".[fast]"')
-    with config_context(engine=request.param):
+        pytest.skip('the numba backend needs numba: pip install ".[fast]"')
+    with config_context(backend=request.param):
         yield request.param

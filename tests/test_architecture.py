@@ -90,3 +90,16 @@ def test_lower_floors_know_no_estimator(floor):
     }
     assert not {m for m in imported if m.startswith("sklearn_topicfac.estimators")}
     assert "sklearn_topicfac" not in imported
+
+
+def test_the_command_line_is_the_top_floor():
+    # Only `python -m sklearn_topicfac` imports the command's package; the
+    # command's modules import the library, never the other way round.
+    graph = _import_graph()
+    cli = graph.find_descendants("sklearn_topicfac.cli") | {"sklearn_topicfac.cli"}
+    importers = {
+        importer
+        for module in cli
+        for importer in graph.find_modules_that_directly_import(module)
+    }
+    assert importers - cli == {"sklearn_topicfac.__main__"}

@@ -4,8 +4,8 @@ statistic, and the confidence of a factorization."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _worked_examples import PAPER_X, fit_worked_example
 from numpy.testing import assert_allclose
-from test_plsi import PAPER_X, _fit_worked_example
 
 from sklearn_topicfac import KLNMF
 from sklearn_topicfac.kernels import kl_divergence
@@ -64,7 +64,7 @@ def test_infinite_where_the_model_is_zero_and_the_data_not():
 def test_papers_worked_example_J_is_half_the_chi_square():
     # Paper 001 prints J ~ chi^2 "at first order"; the expansion (7) gives
     # J = chi^2 / 2 + O(delta^3): the factor one half is the paper's omission.
-    nmf = _fit_worked_example(KLNMF)
+    nmf = fit_worked_example(KLNMF)
     M = nmf.embedding_ @ nmf.components_  # the fitted model
     data = PAPER_X.T
     J = nmf.loss_

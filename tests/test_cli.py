@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 import sklearn_topicfac
-from sklearn_topicfac._cli import main
+from sklearn_topicfac.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOPIC_LINE = re.compile(r"^topic (\d+): (.+)$", re.MULTILINE)
@@ -138,7 +138,7 @@ def test_bad_argument_from_the_shell():
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines() == [
         "topicfac: error: argument --estimator: unknown estimator 'LDA' (choose "
-        f"from {', '.join(sklearn_topicfac._cli._estimator_names())}) "
+        f"from {', '.join(sklearn_topicfac.cli.options._estimator_names())}) "
         "(see topicfac --help)"
     ]
 
@@ -392,14 +392,14 @@ def test_help_documents_every_option():
     ]
     for option in parser_options:
         assert option in result.stdout, option
-    for name in sklearn_topicfac._cli._estimator_names():
+    for name in sklearn_topicfac.cli.options._estimator_names():
         assert name in result.stdout, name
     for fmt in ("folder", "csv", "tsv", "labeled-lines", "lines", "mat", "reuters"):
         assert fmt in result.stdout
 
 
 def test_every_estimator_runs(capsys):
-    names = set(sklearn_topicfac._cli._estimator_names()) - {"KLNMF", "PLSI"}
+    names = set(sklearn_topicfac.cli.options._estimator_names()) - {"KLNMF", "PLSI"}
     for name in sorted(names):
         assert main(["--estimator", name, "--max-iter", "5", "--top-terms", "3"]) == 0
         out = capsys.readouterr().out
@@ -554,7 +554,7 @@ def test_unlabeled_corpus_chooses_k_by_held_out_likelihood(news_dir, capsys):
 
 def test_k_auto_says_when_its_choice_ends_the_candidates(news_dir, capsys, monkeypatch):
     # Three planted vocabularies, candidates 2 and 3: the best is the last.
-    monkeypatch.setattr(sklearn_topicfac._cli, "AUTO_CANDIDATES", (2, 3))
+    monkeypatch.setattr(sklearn_topicfac.cli.options, "AUTO_CANDIDATES", (2, 3))
     status, out, err = _run_main(
         capsys, str(news_dir / "unlabeled.txt"), "--max-iter", "30"
     )
@@ -809,7 +809,9 @@ def test_input_mistakes_in_process(mistakes_dir, capsys, args, fragments):
 def test_a_fit_beyond_the_available_memory_is_refused_in_process(
     mistakes_dir, capsys, monkeypatch
 ):
-    monkeypatch.setattr(sklearn_topicfac._cli, "available_memory", lambda: 10**4)
+    monkeypatch.setattr(
+        sklearn_topicfac.cli.commands, "available_memory", lambda: 10**4
+    )
     status, out, err = _run_main(capsys, str(mistakes_dir / "news.tsv"), "-k", "10")
     _one_line_error(
         subprocess.CompletedProcess([], status, out, err),
@@ -822,8 +824,9 @@ def test_a_fit_beyond_the_available_memory_is_refused_in_process(
 def test_a_fit_beyond_the_available_memory_is_refused(mistakes_dir):
     # This machine's memory, as the command sees it, shrunk to 10 kB.
     code = (
-        "import sys, sklearn_topicfac._cli as cli; "
-        "cli.available_memory = lambda: 10**4; sys.exit(cli.main(sys.argv[1:]))"
+        "import sys, sklearn_topicfac.cli as cli; "
+        "cli.commands.available_memory = lambda: 10**4; "
+        "sys.exit(cli.main(sys.argv[1:]))"
     )
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     result = subprocess.run(

@@ -19,8 +19,7 @@ import pytest
 from _hostile import PAYLOAD_MODULE
 
 import sklearn_topicfac
-from sklearn_topicfac import _cli
-from sklearn_topicfac._cli import main
+from sklearn_topicfac.cli import main, outputs
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SPORTS = "goal match league cup striker referee"
@@ -71,7 +70,7 @@ def topicfac(request, capsys, monkeypatch):
             monkeypatch.syspath_prepend(str(extra_path))
         with monkeypatch.context() as patch:
             if failing_writer is not None:
-                patch.setattr(_cli, "_write_csv", _failing_writer(failing_writer))
+                patch.setattr(outputs, "_write_csv", _failing_writer(failing_writer))
             return _in_process(args, capsys)
 
     return run
@@ -79,15 +78,15 @@ def topicfac(request, capsys, monkeypatch):
 
 FAILING_WRITER = """
 import sys
-from sklearn_topicfac import _cli
+from sklearn_topicfac import cli
 
 def failing(path, header, rows):
     with open(path, "w") as fh:
         fh.write("document,topic0\\n1,0.5\\n")
     raise {error}
 
-_cli._write_csv = failing
-sys.exit(_cli.main(sys.argv[1:]))
+cli.outputs._write_csv = failing
+sys.exit(cli.main(sys.argv[1:]))
 """
 
 

@@ -722,14 +722,14 @@ def test_partial_fit(spec, dtype):
 @pytest.mark.parametrize("spec", estimators_with("blockwise"))
 def test_blockwise_fit_equals_in_memory_fit(spec):
     # The default start (NNDSVDa from products with the blocks), restarts and
-    # split-merge moves included: tests/test_out_of_core.py and
+    # split-merge moves included: tests/engine/test_out_of_core.py and
     # test_distributed.py check the estimators' own defaults.
     params = dict(n_components=3, random_state=2)
     # (A block-wise fit runs the one-pass solver whatever the solver.)
     ref = spec.make(**params, **spec.one_pass_params).fit(X_COUNTS)
     est = spec.make(**params).fit(Blocks(X_COUNTS, block_size=15))
     # The same iterations, summed over blocks: the same fit up to rounding
-    # (the tolerance of tests/test_out_of_core.py).
+    # (the tolerance of tests/engine/test_out_of_core.py).
     assert_allclose(est.components_, ref.components_, rtol=1e-6, atol=1e-12)
     assert_allclose(est.loss_history_, ref.loss_history_, rtol=1e-6)
     assert_allclose(est.embedding_, ref.embedding_, rtol=1e-6, atol=1e-10)

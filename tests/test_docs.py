@@ -7,6 +7,7 @@ import sys
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
 
@@ -59,6 +60,7 @@ CONTRACTS = [
     "test_clone_and_pickle",
     "test_grid_search_default_scoring",
     "test_score_and_perplexity",
+    "test_partial_fit",
 ]
 
 
@@ -75,7 +77,10 @@ def test_the_pages_registry_entry_passes_the_contract_tests(page_module, contrac
         "SmoothedPLSI": page_module.SmoothedPLSI,
     }
     spec = eval(entry, namespace)
-    getattr(test_common, contract)(spec)
+    if contract == "test_partial_fit":
+        getattr(test_common, contract)(spec, np.float32)
+    else:
+        getattr(test_common, contract)(spec)
 
 
 # An unfilled template token (``MEASURED_TABLE``: capitals joined by
@@ -271,6 +276,76 @@ def test_a_block_without_its_json_is_caught(docblocks, tmp_path):
     _, page = _copy_generated(tmp_path, "paper004_simplex")
     (tmp_path / "docs" / "_data" / "paper004_simplex.json").unlink()
     assert len(docblocks.stale_blocks(tmp_path)) == 1
+
+
+def test_every_block_named_in_prose_exists(docblocks):
+    # Prose refers to a measured table by its block's name instead of
+    # quoting its figures again; a renamed or dropped block must not leave
+    # a reference to nothing behind.
+    assert docblocks.dangling_references(DOCS.parent) == []
+    named = docblocks.named_blocks(
+        "see table `perf_moves`, tables `a_b` and `c`; Table `d`, `perf_x_y`"
+        " and the kernel `lda_e_step`"
+    )
+    assert named == {"perf_moves", "a_b", "c", "d", "perf_x_y"}
+
+
+def test_a_reference_to_a_missing_block_is_caught(docblocks, tmp_path):
+    _, page = _copy_generated(tmp_path, "paper004_simplex")
+    assert docblocks.dangling_references(tmp_path) == []
+    page.write_text(page.read_text() + "\nAs table `paper004_simplx` shows.\n")
+    assert docblocks.dangling_references(tmp_path) == [
+        (page.relative_to(tmp_path).as_posix(), "paper004_simplx")
+    ]
+
+
+def test_an_imported_block_names_the_commit_of_its_header(docblocks, tmp_path):
+    import json
+
+    data, page = _copy_generated(tmp_path, "paper004_simplex")
+    path = tmp_path / "docs" / "_data" / "paper004_simplex.json"
+    text = page.read_text()
+    for commit, expected in [(data["commit"], 0), ("0000000", 1)]:
+        data["note"] = f"imported from commit {commit}, not re-run"
+        path.write_text(json.dumps(data))
+        page.write_text(docblocks.replace_block(text, data))
+        problems = docblocks.stale_blocks(tmp_path)
+        assert len(problems) == expected, problems
+
+
+def test_a_benchmarks_write_doc_writes_its_printed_tables(
+    docblocks, tmp_path, monkeypatch
+):
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    tee = docblocks.capture_stdout()
+    print("load average at start: 3.1")
+    print("  fit 1: 2.0 s")
+    print("\n### Table one\n\n| a | b |\n|---|---|\n| 1 | 2 |")
+    print("load average at end: 2.5")
+    printed = tee.copy.getvalue()
+    assert printed == tee.stream.getvalue()
+    tables = docblocks.printed_tables(printed)
+    assert tables == "**Table one**\n\n| a | b |\n|---|---|\n| 1 | 2 |"
+
+    monkeypatch.setattr(docblocks, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(docblocks, "DATA", tmp_path / "docs" / "_data")
+    page = tmp_path / "docs" / "x.md"
+    page.parent.mkdir()
+    page.write_text("# X\n\nText.\n")
+    docblocks.write_doc("x_table", tables, "docs/x.md")
+    assert docblocks.stale_blocks(tmp_path) == []
+    assert "| 1 | 2 |" in page.read_text()
+    assert "load average" not in page.read_text()
+    # The next run replaces the block on the page that already holds it.
+    docblocks.write_doc("x_table", tables.replace("| 2 |", "| 3 |"), "docs/y.md")
+    assert not (tmp_path / "docs" / "y.md").exists()
+    text = page.read_text()
+    assert "| 1 | 3 |" in text and "| 1 | 2 |" not in text
+    assert text.startswith("# X\n\nText.\n")
+    assert docblocks.stale_blocks(tmp_path) == []
 
 
 def test_markdown_tables_round_trip_through_parts(docblocks):

@@ -15,11 +15,8 @@ import pytest
 import scipy.sparse as sp
 from _corpora import planted_counts
 from _references import lee_seung, plsa_em
-from numpy.testing import assert_allclose
-from scipy import stats
-from scipy.special import xlogy
-from test_hybrid import replay_phases
-from test_plsi import (
+from _worked_examples import (
+    CORNERS,
     PAPER_C0,
     PAPER_H0,
     PAPER_NMF_C,
@@ -27,9 +24,13 @@ from test_plsi import (
     PAPER_NMF_S,
     PAPER_S0,
     PAPER_X,
+    X_TRIANGLE,
+    replay_phases,
 )
-from test_plsi import _fit_worked_example as _fit_once
-from test_simplex import CORNERS, X_TRIANGLE
+from _worked_examples import fit_worked_example as _fit_once
+from numpy.testing import assert_allclose
+from scipy import stats
+from scipy.special import xlogy
 
 from sklearn_topicfac import (
     KLNMF,

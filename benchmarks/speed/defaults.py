@@ -54,7 +54,7 @@ def _sklearn_lda(X):
 
 def _ours(name, engine):
     def fit(X):
-        with tf.config_context(engine=engine):
+        with tf.config_context(backend=engine):
             est = getattr(tf, name)(K, random_state=0).fit(X)
         moves = getattr(est, "split_merge_moves_", [])
         accepted = sum(bool(m["accepted"]) for m in moves)
@@ -164,13 +164,13 @@ def move_rows(n_docs, n_terms, repeats):
     cpu = {c: [] for c in cases}
     info = {}
     for engine in ("numpy", "numba"):  # warm: compile or load the twins
-        with tf.config_context(engine=engine):
+        with tf.config_context(backend=engine):
             tf.KLNMF(K, init="custom", max_iter=2, tol=0, split_merge=0).fit(
                 X, W=W0, H=H0
             )
     for _ in range(repeats):
         for engine, sm in cases:
-            with tf.config_context(engine=engine):
+            with tf.config_context(backend=engine):
                 est = tf.KLNMF(
                     K, init="custom", max_iter=30, tol=0, split_merge=sm, random_state=0
                 )
@@ -211,6 +211,14 @@ def move_rows(n_docs, n_terms, repeats):
         )
 
 
+def _docblocks():
+    """benchmarks/_docblocks.py (writes a generated block of a page)."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import _docblocks
+
+    return _docblocks
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="12", help="which tables: 1, 2 or 12")
@@ -227,7 +235,13 @@ def main(argv=None):
     parser.add_argument(
         "--data-dir", default=os.path.join(os.path.dirname(REPO), "shared", "data")
     )
+    parser.add_argument(
+        "--write-doc",
+        metavar="NAME",
+        help="also write the tables as the generated block NAME (docs/_data)",
+    )
     args = parser.parse_args(argv)
+    printed = _docblocks().capture_stdout() if args.write_doc else None
     engines = ["numpy", "numba"] if numba_available() else ["numpy"]
     print(f"load average at start: {os.getloadavg()[0]:.1f}", flush=True)
     if "2" in args.only:
@@ -248,6 +262,11 @@ def main(argv=None):
         print()
         print_defaults(rows)
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
+    if args.write_doc:
+        text = printed.copy.getvalue()
+        _docblocks().write_doc(
+            args.write_doc, _docblocks().printed_tables(text), "docs/performance.md"
+        )
 
 
 if __name__ == "__main__":

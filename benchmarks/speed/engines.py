@@ -125,7 +125,7 @@ def nmf_rows(name, X, dtype, n_iter, repeats):
         for cls in (KLNMF, PLSI, JointNMF):
 
             def fit(cls=cls, engine=engine):
-                with config_context(engine=engine):
+                with config_context(backend=engine):
                     return cls(
                         K_TOPICS, init="custom", max_iter=n_iter, tol=0, split_merge=0
                     ).fit(X, W=W0, H=H0)
@@ -235,7 +235,7 @@ def kernel_rows(X, dtype, repeats, bandwidth, gflops):
     # which a single warm-up call inside `_median_ms` did not absorb.
     for fn, _, _ in kernels.values():
         for engine in ENGINES:
-            with config_context(engine=engine):
+            with config_context(backend=engine):
                 for _ in range(repeats):
                     fn()
     rows = []
@@ -243,7 +243,7 @@ def kernel_rows(X, dtype, repeats, bandwidth, gflops):
         floor = 1e3 * max(n_bytes / (bandwidth * 1e9), flops / (gflops * 1e9))
         row = {"kernel": name, "dtype": np.dtype(dtype).name, "floor": floor}
         for engine in ENGINES:
-            with config_context(engine=engine):
+            with config_context(backend=engine):
                 ms = _median_ms(fn, repeats)
             row[engine] = (ms, ms / floor)
         rows.append(row)
@@ -273,11 +273,11 @@ def lda_rows(name, X, max_iter, repeats):
     for engine in ENGINES:
 
         def fit(engine=engine):
-            with config_context(engine=engine):
+            with config_context(backend=engine):
                 return LDAVI(K_TOPICS, max_iter=max_iter, random_state=0).fit(train)
 
         calls[f"LDAVI {engine}"] = lambda fit=fit: fit().components_
-    with config_context(engine=ENGINES[-1]):
+    with config_context(backend=ENGINES[-1]):
         LDAVI(K_TOPICS, max_iter=1, random_state=0).fit(train[:200])  # compile
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -302,7 +302,7 @@ def print_lda(rows, max_iter):
 def _ldavi_trace(train, score, target, checkpoints, engine, higher_is_better, npmi):
     trace = []
     for epochs in checkpoints:
-        with config_context(engine=engine), warnings.catch_warnings():
+        with config_context(backend=engine), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             t = time.perf_counter()
             topics = LDAVI(K_TOPICS, max_iter=epochs, random_state=0).fit(train)
@@ -401,7 +401,7 @@ import numpy as np, scipy.sparse as sp
 from sklearn_topicfac import config_context, kernels as K
 X = sp.random(200, 100, density=0.1, format="csr", random_state=0)
 W, H = np.random.rand(200, 5) + 0.1, np.random.rand(5, 100) + 0.1
-with config_context(engine="numpy"):
+with config_context(backend="numpy"):
     R = K.ratio_at_nonzeros(X, W, H)
 calls = {
     "ratio_at_nonzeros": lambda: K.ratio_at_nonzeros(X, W, H),
@@ -413,7 +413,7 @@ calls = {
     "lda_e_step": lambda: K.lda_e_step(X, W, H, 0.1, 10, 1e-3),
 }
 print("import", time.perf_counter() - t)
-with config_context(engine="numba"):
+with config_context(backend="numba"):
     for name, fn in calls.items():
         t = time.perf_counter()
         fn()
@@ -451,6 +451,14 @@ def compile_rows():
 
 
 # ---------------------------------------------------------------------- main
+def _docblocks():
+    """benchmarks/_docblocks.py (writes a generated block of a page)."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import _docblocks
+
+    return _docblocks
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="float32, fewer runs")
@@ -460,7 +468,13 @@ def main(argv=None):
         help="where the real corpora are (default ../shared/data)",
     )
     parser.add_argument("--only", default="12345", help="which tables, e.g. 12")
+    parser.add_argument(
+        "--write-doc",
+        metavar="NAME",
+        help="also write the tables as the generated block NAME (docs/_data)",
+    )
     args = parser.parse_args(argv)
+    printed = _docblocks().capture_stdout() if args.write_doc else None
     quick = args.quick
     dtypes = [np.float32] if quick else [np.float32, np.float64]
     print(f"sklearn_topicfac from {os.path.dirname(sklearn_topicfac.__file__)}")
@@ -519,6 +533,11 @@ def main(argv=None):
                 None if quick else 5, checkpoints,
             )  # fmt: skip
             print_quality(rows, what)
+    if args.write_doc:
+        text = printed.copy.getvalue()
+        _docblocks().write_doc(
+            args.write_doc, _docblocks().printed_tables(text), "docs/performance.md"
+        )
 
 
 if __name__ == "__main__":

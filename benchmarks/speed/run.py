@@ -143,6 +143,11 @@ def main(argv=None):
     )
     parser.add_argument("--markdown", help="also write the tables to this file")
     parser.add_argument("--json", help="also write the raw results to this file")
+    parser.add_argument(
+        "--write-doc",
+        metavar="NAME",
+        help="also write the tables as the generated block NAME (docs/_data)",
+    )
     args = parser.parse_args(argv)
     cfg = SETTINGS["quick" if args.quick else "full"]
     names = args.corpora.split(",") if args.corpora else cfg["corpora"]
@@ -296,6 +301,11 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump(raw, f, indent=1, default=str)
+    if args.write_doc:
+        sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+        from _docblocks import write_doc
+
+        write_doc(args.write_doc, "\n".join(out.lines), "docs/performance.md")
 
 
 def run_lda(out, raw, cfg, args):

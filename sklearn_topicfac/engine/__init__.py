@@ -1,36 +1,50 @@
 """The engine: starts, the one fit loop, the runners, online updates, moves.
 
-It runs any model of `sklearn_topicfac.models` through the model protocol
-and never imports an estimator:
+It runs any model of `sklearn_topicfac.models` through the declared model
+protocol (`models.TopicModel`) and never imports an estimator:
 
+- `plan`: what a fit is asked to do (`Plan`: its `Start`, `Settings`, and
+  batch, online or alternating run);
 - `sources`: where the documents come from (`InMemory`, `Blocks`);
 - `runners`: the map-reduce of an iteration over row blocks, here
   (`LocalRunner`, `InMemoryRunner`); `dask`: on a Dask cluster;
+  `runner_for` picks the runner of any data;
 - `starts`: the one place that decides a fit's start, for every source;
 - `loop`: the fit loop, its stopping rule and its progress callback;
-- `iterations`: a model's iterations on a runner (batch and online epochs);
-- `fit`: starts, iterations, restarts (``n_init``) and moves;
+- `iterations`: a model's batch iterations on a runner;
+- `fit`: `fit_model`, the one fit entry, carrying out a plan (starts,
+  iterations, restarts, moves);
 - `moves`: split-merge moves;  `phases`: alternation of two models;
-- `online`: stepwise EM and online variational Bayes for ``partial_fit``.
+- `online`: online epochs and ``partial_fit``, one engine.
 """
 
 from .._validation import is_dask_array
 from ..kernels import thread_budget
-from .dask import DaskData, map_row_blocks, runner_for
-from .fit import FitResult, fit
-from .iterations import Online, Settings, start, start_topics
+from .dask import DaskData, map_row_blocks
+from .dask import runner_for as dask_runner_for
+from .fit import FitResult
+from .fit import fit as fit_model
+from .iterations import start_topics
 from .loop import IterationInfo, fit_callback
+from .online import partial_fit
+from .plan import Plan, Schedule, Settings, Start
 from .runners import InMemoryRunner, LocalRunner
 from .sources import Blocks
 
 
-def blockwise_runner(X):
-    """The runner for a block-wise source (`Blocks`, a dask array), else None."""
+def runner_for(X):
+    """The runner of any data: `Blocks` and dask arrays block by block, else
+    the validated in-memory matrix ``X`` as it is."""
     if isinstance(X, Blocks):
         return LocalRunner(X)
     if isinstance(X, DaskData) or is_dask_array(X):
-        return runner_for(X)
-    return None
+        return dask_runner_for(X)
+    return InMemoryRunner(X)
+
+
+def is_blockwise(X):
+    """Whether ``X`` is fitted block by block (`Blocks`, a dask array)."""
+    return isinstance(X, (Blocks, DaskData)) or is_dask_array(X)
 
 
 __all__ = [
@@ -40,13 +54,16 @@ __all__ = [
     "InMemoryRunner",
     "IterationInfo",
     "LocalRunner",
-    "Online",
+    "Plan",
+    "Schedule",
     "Settings",
-    "blockwise_runner",
-    "fit",
+    "Start",
     "fit_callback",
-    "start",
+    "fit_model",
+    "is_blockwise",
+    "map_row_blocks",
+    "partial_fit",
+    "runner_for",
     "start_topics",
     "thread_budget",
-    "map_row_blocks",
 ]

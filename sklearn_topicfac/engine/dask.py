@@ -22,6 +22,7 @@ from operator import attrgetter, getitem
 import numpy as np
 
 from .._config import with_config
+from .online import online_task
 from .runners import (
     LocalRunner,
     doc_task,
@@ -339,6 +340,37 @@ class DaskRunner:
         if self.callback is not None:
             self.callback(self.iteration, float(total["loss"]))
         return total
+
+    def online_epoch(self, model, carry, schedule, n_total):
+        """One online epoch: the blocks' tasks chained, each on its worker.
+
+        The topics pass from block to block (a mini-batch's step needs the
+        previous one's topics); a lost worker reruns the epoch from its
+        start (the factors are checkpointed after every epoch).
+        """
+        client = self.client
+
+        def run():
+            passed = self._put(carry)
+            states = []
+            for b, W in zip(self.blocks, self.states, strict=True):
+                result = client.submit(
+                    with_config(online_task),
+                    model,
+                    b,
+                    W,
+                    passed,
+                    schedule,
+                    n_total,
+                    pure=False,
+                )
+                states.append(client.submit(getitem, result, 0))
+                passed = client.submit(getitem, result, 1)
+            return states, client.gather(passed)
+
+        self.states, carry = self._recovering(run)
+        self._checkpoint()
+        return carry
 
     def finish(self, model, H, scale):
         """The last pass: the objective of the state (the states scaled)."""

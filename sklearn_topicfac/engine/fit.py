@@ -1,22 +1,23 @@
-"""Fitting a model: starts, the iterations on a runner, restarts and moves.
+"""Fitting a model: `fit` carries out a `plan.Plan` on a runner.
 
 `fit` is what every estimator's ``fit`` calls, whatever the data source:
-it plans the start (`engine.starts`), runs the iterations
-(`engine.iterations`) on the runner, keeps the best of ``n_init`` starts,
-makes the split-merge moves (`engine.moves`) of models that offer them, and
-returns a `FitResult`.
+it puts the plan's start on the runner (`engine.starts`), runs the
+iterations the plan asks for (the model's batch iterations,
+`engine.iterations`; online epochs, `engine.online`; or an alternation of
+models, `engine.phases`), keeps the best of ``n_init`` starts, makes the
+split-merge moves (`engine.moves`) of models that offer them, and returns a
+`FitResult` with every record of the run.
 """
 
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
 from .._config import config_context, get_config
 from ..kernels import thread_budget
-from .iterations import Run, run, run_on, run_online, start, topics_of
+from .iterations import Run, restart, run, run_on, start
 from .moves import split_merge
+from .online import run_epochs
+from .phases import alternate
 from .runners import InMemoryRunner
-from .starts import random_start
 
 # With split-merge moves, the starts and the moves run to this many times
 # ``tol`` before the fit kept runs on to ``tol`` (see `fit`).
@@ -30,42 +31,29 @@ class FitResult:
     ``W`` is the final document factor in input order; ``n_steps`` the
     number of topic steps of the runs that led to the result (the start's
     and the kept moves'); ``moves`` the split-merge moves tried; ``start``
-    the index of the start kept (of ``n_init``).
+    the index of the start kept (of ``n_init``); ``alternation`` the
+    `phases.Alternation` of the start kept (a plan with phases), else
+    ``None``; ``model`` the model fitted.
     """
 
-    W: np.ndarray
-    H: np.ndarray
+    W: object
+    H: object
     history: list
     n_iter: int
     converged: bool
     n_steps: int
     moves: list = field(default_factory=list)
     start: int = 0
+    alternation: object = None
+    model: object = None
 
 
-def fit(
-    model,
-    runner,
-    settings,
-    *,
-    init,
-    k,
-    random_state,
-    rng,
-    W=None,
-    H=None,
-    online=None,
-    iterate=None,
-):
-    """Fit ``model`` on the data of ``runner``; returns a `FitResult`.
+def fit(model, runner, plan):
+    """Carry out the `plan.Plan` ``plan`` for ``model`` on ``runner``.
 
-    The first start is ``init``'s (with the custom ``W``, ``H``), the
-    others (``settings.n_init > 1``) random draws continuing ``rng``; the
-    run with the lowest final objective is kept, then the moves are made.
-    With ``online`` (an `Online`), the iterations are online epochs over
-    mini-batches (in memory; no moves).  ``iterate(H0, settings, label)``,
-    if given, runs a start instead of `run` and returns its `Run` (the
-    hybrid's alternation of phases).
+    The first start is the plan's, the others (``n_init > 1``) random draws
+    continuing its generator; the run with the lowest final objective is
+    kept, then the moves are made.  Returns a `FitResult`.
 
     With moves, the starts run to a coarse convergence (``COARSE`` times
     ``tol``), the moves are made from there, and the fit kept is then run on
@@ -74,32 +62,26 @@ def fit(
     converged one the same move often needs as many iterations again as the
     fit took (measured in ``docs/real_text.md``).
     """
-    if online is not None or not isinstance(runner, InMemoryRunner):
+    fitted = model
+    if plan.online is not None or not isinstance(runner, InMemoryRunner):
         # A block's document step sees some of the documents only.
         model = model.for_blocks()
-    moving = bool(settings.moves and model.moves and online is None)
-    final = settings
+    settings = final = plan.settings
+    moving = bool(settings.moves and model.moves and plan.online is None)
     if moving:
         settings = replace(settings, tol=settings.tol * COARSE)
-    # The configuration (the engine) is read once, now: every kernel call of
-    # the fit runs with it, here and on the Dask workers (the runner's tasks
-    # carry it, `with_config`).
+    # The configuration (the backend) is read once, now: every kernel call
+    # of the fit runs with it, here and on the Dask workers (the runner's
+    # tasks carry it, `with_config`).
     with config_context(**get_config()), thread_budget():
-        best = best_states = None
+        best = best_states = best_record = None
         for index in range(settings.n_init):
             if index == 0:
-                H0 = start(model, runner, init, k, random_state, rng, W, H)
+                H0 = start(model, runner, plan.start)
             else:
-                H_raw, specs = random_start(model, runner, k, rng)
-                runner.start(model, specs, H_raw)
-                H0 = topics_of(model, H_raw)
+                H0 = restart(model, runner, plan.start.k, plan.start.rng)
             label = "fit" if settings.n_init == 1 else f"start {index + 1}"
-            if iterate is not None:
-                result = iterate(H0, settings, label)
-            elif online is None:
-                result = run(model, runner, H0, settings, warm=False, label=label)
-            else:
-                result = run_online(model, runner, H0, settings, online, label=label)
+            result, record = _run(model, runner, H0, settings, plan, label)
             if settings.verbose and settings.n_init > 1:
                 print(
                     f"{settings.name} start {index + 1}/{settings.n_init}: "
@@ -107,12 +89,15 @@ def fit(
                 )
             if best is None or result.loss < best.loss:
                 best, best_states, kept = result, runner.snapshot(), index
+                best_record = record
         runner.restore(best_states)
         n_steps = best.n_steps
         moves = []
         if moving:
             started = best
-            best, n_moved, moves = split_merge(model, runner, best, settings, rng)
+            best, n_moved, moves = split_merge(
+                model, runner, best, settings, plan.start.rng
+            )
             polished = run_on(model, runner, best, final, label="fit")
             n_steps += n_moved + polished.n_steps - best.n_steps
             if best is not started:
@@ -121,8 +106,30 @@ def fit(
             best = polished
         W = runner.rows()
     return FitResult(
-        W, best.H, best.history, best.n_iter, best.converged, n_steps, moves, kept
+        W,
+        best.H,
+        best.history,
+        best.n_iter,
+        best.converged,
+        n_steps,
+        moves,
+        kept,
+        best_record,
+        fitted,
     )
+
+
+def _run(model, runner, H0, settings, plan, label):
+    """One start's run as the plan shapes it: ``(Run, its record or None)``."""
+    if plan.phases:
+        record = alternate(
+            plan.phases, model, runner, H0, settings, plan.n_rounds, label
+        )
+        n_iter = sum(record.phase_n_iter)
+        return Run(record.H, record.history, n_iter, record.converged, n_iter), record
+    if plan.online is not None:
+        return run_epochs(model, runner, H0, settings, plan.online, label=label), None
+    return run(model, runner, H0, settings, warm=False, label=label), None
 
 
 def through_the_moves(started, moves, polished, n_trial):

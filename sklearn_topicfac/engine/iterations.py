@@ -1,44 +1,17 @@
 """The iterations of a model on a runner, and the moves between parametrizations.
 
 `run` iterates a model's map-reduce (each block's ``doc_step``, then one
-``topic_step``) through the fit loop on any runner; `run_online` runs online
-epochs over mini-batches; `start` puts a planned start on a runner.
+``topic_step``) through the fit loop on any runner; `start` puts a planned
+start on a runner (online epochs: `engine.online`).
 """
 
 from dataclasses import dataclass, replace
 
 import numpy as np
-from sklearn.utils import check_random_state, gen_batches
+from sklearn.utils import check_random_state
 
 from ..kernels import flush_subnormal
-from .loop import iteration_loop
-from .starts import plan_start
-
-
-@dataclass
-class Settings:
-    """How to run the iterations of a fit (from the estimator's parameters)."""
-
-    max_iter: int
-    tol: float
-    verbose: int = 0
-    name: str = ""
-    n_init: int = 1
-    moves: int = 0
-
-    def loop(self, iterate, final_loss, run="fit", describe=None, history=()):
-        """`iteration_loop` with these settings: ``(history, n_iter, converged)``."""
-        return iteration_loop(
-            iterate,
-            final_loss,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            verbose=self.verbose,
-            name=self.name,
-            run=run,
-            describe=describe,
-            history=history,
-        )
+from .starts import plan_start, random_start
 
 
 @dataclass
@@ -116,17 +89,45 @@ def run_on(model, runner, previous, settings, label="fit"):
     )
 
 
-def start(model, runner, init, k, random_state, rng, W=None, H=None):
-    """Plan the start and put it on the runner; returns the model's topics."""
-    H_raw, specs = plan_start(model, runner, init, k, random_state, rng, W, H)
+def start(model, runner, start):
+    """Plan the `plan.Start` and put it on the runner; returns the model's topics."""
+    H_raw, specs = plan_start(
+        model,
+        runner,
+        start.init,
+        start.k,
+        start.random_state,
+        start.rng,
+        start.W,
+        start.H,
+    )
     runner.start(model, specs, H_raw)
     return topics_of(model, H_raw)
 
 
-def start_topics(model, runner, init, k, random_state):
-    """The topics of ``init``'s start on the runner's data (no documents)."""
-    rng = check_random_state(random_state)
-    return topics_of(model, plan_start(model, runner, init, k, random_state, rng)[0])
+def restart(model, runner, k, rng):
+    """A random start continuing ``rng`` on the runner (a restart of ``n_init``)."""
+    H_raw, specs = random_start(model, runner, k, rng)
+    runner.start(model, specs, H_raw)
+    return topics_of(model, H_raw)
+
+
+def start_topics(model, runner, start):
+    """The topics of a `plan.Start` on the runner's data, for online learning.
+
+    No document factor is kept.  A random start draws the topics only where
+    the model draws them first (the documents' draws that would follow are
+    left to the generator, as the online documents' starts); a model whose
+    documents are drawn first has them drawn (and dropped) before its topics.
+    """
+    rng = check_random_state(start.rng)
+    if start.init == "random":
+        H_raw = random_start(model, runner, start.k, rng, documents=False)[0]
+    else:
+        H_raw = plan_start(model, runner, start.init, start.k, start.random_state, rng)[
+            0
+        ]
+    return topics_of(model, H_raw)
 
 
 def topics_of(model, H_raw):
@@ -144,52 +145,3 @@ def to_phase(model, runner, H):
     """Map the runner's states and ``H`` into ``model``'s parametrization."""
     runner.map_states(model, H)
     return topics_of(model, H)
-
-
-# ------------------------------------------------------------------- online
-@dataclass
-class Online:
-    """Online learning in ``fit``: mini-batches and the step-size schedule.
-
-    Each mini-batch's topic step uses :math:`\\rho_t = (\\tau_0 +
-    t)^{-\\kappa}` with ``tau_0 = offset``, ``kappa = decay`` and ``t``
-    counting the topic steps from 1 at the start.
-    """
-
-    batch_size: int
-    offset: float
-    decay: float
-
-
-def run_online(model, runner, H, settings, online, *, label="fit"):
-    """Online variational Bayes epochs over the mini-batches (in memory).
-
-    The documents are visited in input order.  The objective reported for
-    an epoch sums each mini-batch's bound with the topics it met, a free
-    running estimate; the last one is exact.
-    """
-    X = runner.X
-    n = X.shape[0]
-    W = runner.rows()
-    state = {"H": H, "step": 1}
-
-    def iterate():
-        H, step = state["H"], state["step"]
-        loss = model.topic_loss(H)
-        for batch in gen_batches(n, online.batch_size):
-            W[batch], stats = model.doc_step(X[batch], W[batch], H, step > 1)
-            loss += stats["loss"]
-            rho = (online.offset + step) ** -online.decay
-            H = model.online_step(
-                H, stats["counts"], n / (batch.stop - batch.start), rho
-            )
-            step += 1
-        state.update(H=H, step=step)
-        return loss
-
-    def final_loss():
-        return model.doc_loss(X, W, state["H"]) + model.topic_loss(state["H"])
-
-    history, n_iter, converged = settings.loop(iterate, final_loss, run=label)
-    runner.restore([runner.source.block.sort(W)])
-    return Run(state["H"], history, n_iter, converged, state["step"] - 1)

@@ -25,8 +25,9 @@ from threadpoolctl import threadpool_limits
 
 from ..models._moves import cheapest_merge, compact_counts, split_gain
 from ..models.klnmf import KLNMFModel
-from .iterations import Settings, run, run_on, start
+from .iterations import run, run_on, start
 from .loop import silent
+from .plan import Settings, Start
 from .runners import InMemoryRunner
 from .starts import resolve_init
 
@@ -186,7 +187,7 @@ def split_in_two(counts, random_state):
     runner = InMemoryRunner(counts)
     init = resolve_init(None, "nndsvda", *counts.shape, 2)
     rng = check_random_state(random_state)
-    H = start(model, runner, init, 2, random_state, rng)
+    H = start(model, runner, Start(init, 2, random_state, rng))
     settings = Settings(max_iter=_SPLIT_ITERATIONS, tol=_SPLIT_TOL)
     with silent():
         result = run(model, runner, H, settings, warm=False)

@@ -1,83 +1,130 @@
-"""Online updates for ``partial_fit``: stepwise EM and online variational Bayes.
+"""Online learning: one engine for ``fit``'s online epochs and ``partial_fit``.
 
-**Stepwise EM** (the NMF and PLSI family).  Each mini-batch is folded in
-with the current topics, which gives its expected topic-word counts
-``E_b = H * (W_b^T R_b)`` (and, for KL-NMF, the column sums of ``W_b``).
-Their per-document averages enter running averages with the step size
+Each mini-batch of documents takes the model's document step with the
+current topics, then the model's online topic step
+(`TopicModel.online_update`) with the step size
 
 .. math::
 
-    \\rho_t = (\\tau_0 + t)^{-\\kappa}, \\qquad
-    \\bar E \\leftarrow (1 - \\rho_t) \\bar E + \\rho_t E_b / n_b,
+    \\rho_t = (\\tau_0 + t)^{-\\kappa}
 
-and the topics are the model's M-step applied to the averaged statistics
-(Cappe & Moulines, 2009; Liang & Klein, 2009), which for ``kappa`` in
-(0.5, 1] converges to a stationary point of the expected objective.
+of a `Schedule`.  What the step is belongs to the model: stepwise EM for the
+NMF and PLSI family (running averages of the mini-batches' expected counts,
+then the M-step; Cappe & Moulines, 2009), the stochastic natural-gradient
+step of online variational Bayes for LDA (Hoffman, Blei & Bach, 2010).
 
-**Online variational Bayes** (LDA; Hoffman, Blei & Bach, 2010): each
-mini-batch's E-step gives its expected counts, and the topics take a
-natural-gradient step towards what the whole corpus would give if it were
-made of such mini-batches.
+- `online_batches` runs the mini-batches of one row block, in input order:
+  the documents' factor is either kept (``fit``'s epochs, where every
+  document has one) or started afresh by the model
+  (`TopicModel.online_documents`: ``partial_fit``'s new documents);
+- `run_epochs` runs epochs over every block of a runner (in memory,
+  out-of-core, on Dask), through the fit loop;
+- `partial_fit` runs the mini-batches of new documents.
 """
 
 import numpy as np
 from sklearn.utils import gen_batches
 
-from .starts import gamma_draw
+from .iterations import Run
 
 
-def step_size(offset, decay, t):
-    """``rho_t = (offset + t) ** -decay``."""
-    return (offset + t) ** -decay
+def online_batches(model, X, W, H, state, schedule, t, n_total, *, rng, fresh, loss):
+    """The online steps of the mini-batches of the rows ``X``, in order.
 
-
-def stepwise_em(model, X, H, averages, t, offset, decay):
-    """One stepwise-EM update from the mini-batch ``X``.
-
-    ``averages`` are the running ``(counts, w_sum)`` (``None`` for the first
-    mini-batch, which sets them); ``t`` the number of mini-batches seen
-    before.  Returns the new topics, the new averages and the averaged
-    column sums of ``W`` (for the model's topic attributes).
+    ``W`` is the rows' document factor, updated in place (``None``: new
+    documents, each mini-batch started by ``model.online_documents``);
+    ``t`` the number of the first mini-batch's step; ``fresh`` whether no
+    online step has been taken yet; ``loss`` the running objective the
+    mini-batches' objectives are added to.  Returns ``(H, state, t, loss,
+    topic_mass)`` after the last mini-batch.
     """
-    X = X.astype(H.dtype, copy=False)
-    model = model.for_blocks()
-    n_b = max(X.shape[0], 1)
-    W = model.prepare_start(model.fold_in(X, H), H)[0]
-    stats = model.doc_step(X, W, H, True)[1]
-    counts = model.online_counts(H, stats) / n_b
-    w_sum = W.sum(axis=0) / n_b
-    if averages is not None:
-        rho = step_size(offset, decay, t)
-        old_counts, old_w = averages
-        counts = (1 - rho) * old_counts + rho * counts
-        w_sum = (1 - rho) * old_w + rho * w_sum
-    averages = (counts, w_sum)
-    # A term not yet seen has no counts; an exact zero in the topics would
-    # stay zero under the multiplicative updates however often the term
-    # occurs later, so zeros are lifted to eps times the row's largest.
-    lifted = np.maximum(
-        counts, np.finfo(H.dtype).eps * counts.max(axis=1, keepdims=True)
-    )
-    H = model.online_topics(lifted, w_sum).astype(H.dtype, copy=False)
-    return H, averages, lifted.sum(axis=1)
-
-
-def online_vb(model, X, H, rng, t, offset, decay, batch_size, total_samples):
-    """Online variational Bayes over the mini-batches of ``X``.
-
-    ``t`` is the number of topic steps so far plus one (scikit-learn's
-    ``n_batch_iter_``); the very first mini-batch's E-step starts from a
-    Gamma(100, 1/100) draw of ``rng``, the others from all ones.  Each step
-    weighs its mini-batch by ``total_samples / batch size``.  Returns the
-    topics and the new ``t``.
-    """
-    for batch in gen_batches(X.shape[0], batch_size):
+    n = X.shape[0]
+    mass = None
+    for batch in gen_batches(n, schedule.batch_size or max(n, 1)):
         Xb = X[batch]
-        start = None
-        if t == 1:
-            start = gamma_draw(rng, (Xb.shape[0], H.shape[0]), X.dtype)
-        counts = model.e_step(Xb, H, start)[2]
-        rho = step_size(offset, decay, t)
-        H = model.online_step(H, counts, total_samples / Xb.shape[0], rho)
+        if W is None:
+            Wb, warm = model.online_documents(Xb, H, rng, fresh)
+        else:
+            Wb, warm = W[batch], not fresh
+        Wb_new, stats = model.doc_step(Xb, Wb, H, warm)
+        loss += stats["loss"]
+        H, state, mass = model.online_update(
+            H, Wb, stats, state, schedule.step_size(t), Xb.shape[0], n_total
+        )
+        if W is not None:
+            W[batch] = Wb_new
         t += 1
-    return H, t
+        fresh = False
+    return H, state, t, loss, mass
+
+
+def run_epochs(model, runner, H, settings, schedule, *, label="fit"):
+    """Online epochs over the mini-batches of every block of ``runner``.
+
+    The runner's states are the documents' factor (from the start); the
+    documents are visited block by block, in input order within a block.
+    The objective reported for an epoch sums each mini-batch's objective
+    with the topics it met, a free running estimate; the last one is exact
+    (a pass with the final topics).  Returns a `Run` whose ``n_steps`` is
+    the number of online steps taken.
+    """
+    n_total = (
+        runner.shape[0] if schedule.total_samples is None else (schedule.total_samples)
+    )
+    carry = {"H": H, "state": None, "t": 1}
+
+    def iterate():
+        H, state, t = carry["H"], carry["state"], carry["t"]
+        # The first mini-batch of the fit meets the documents' start.
+        H, state, t, loss, _ = runner.online_epoch(
+            model, (H, state, t, model.topic_loss(H), t == 1), schedule, n_total
+        )
+        carry.update(H=H, state=state, t=t)
+        return loss
+
+    def final_loss():
+        return runner.finish(model, carry["H"], None)["loss"] + model.topic_loss(
+            carry["H"]
+        )
+
+    history, n_iter, converged = settings.loop(
+        iterate, final_loss, run=label, describe=runner.describe
+    )
+    return Run(carry["H"], history, n_iter, converged, carry["t"] - 1)
+
+
+def partial_fit(model, X, H, state, schedule, t, *, rng, fresh):
+    """The online steps of the new documents ``X`` (``partial_fit``).
+
+    ``H`` and ``state`` are the topics and the model's running state so far,
+    ``t`` the number of the first mini-batch's step, ``fresh`` whether no
+    step has been taken yet, ``rng`` the generator of documents' starts
+    that are drawn.  Returns ``(H, state, t, topic_mass)``.
+    """
+    model = model.for_blocks()
+    X = X.astype(H.dtype, copy=False)
+    n_total = X.shape[0] if schedule.total_samples is None else schedule.total_samples
+    H, state, t, _, mass = online_batches(
+        model, X, None, H, state, schedule, t, n_total, rng=rng, fresh=fresh, loss=0.0
+    )
+    return H, state, t, mass
+
+
+def online_task(model, block, W, carry, schedule, n_total):
+    """A block's mini-batches in an online epoch, in input order.
+
+    ``W`` is the block's document factor (sorted order); ``carry`` the
+    ``(H, state, t, loss, fresh)`` the previous block left.  Returns the
+    block's new factor (sorted order) and the carry for the next block.
+    """
+    H, state, t, loss, fresh = carry
+    X = block.X
+    if block.order is not None:
+        inverse = np.empty_like(block.order)
+        inverse[block.order] = np.arange(block.order.size)
+        X = X[inverse]
+    W = np.array(block.unsort(W))
+    H, state, t, loss, _ = online_batches(
+        model, X, W, H, state, schedule, t, n_total, rng=None, fresh=fresh, loss=loss
+    )
+    return block.sort(W), (H, state, t, loss, False)

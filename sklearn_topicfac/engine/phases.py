@@ -11,8 +11,9 @@ runner, with the fit loop of `engine.iterations`.
 from dataclasses import dataclass
 from time import perf_counter
 
-from .iterations import Settings, objective, run, to_phase
+from .iterations import objective, run, to_phase
 from .loop import stopped
+from .plan import Settings
 
 
 @dataclass

@@ -21,6 +21,7 @@ per-block results that split-merge moves need.
 import numpy as np
 
 from ..kernels import flush_subnormal
+from .online import online_task
 from .sources import InMemory
 
 
@@ -28,28 +29,21 @@ from .sources import InMemory
 def start_task(model, block, H_raw, spec):
     """The start of one block's document factor, in the block's sorted order.
 
-    ``spec`` is ``("custom", W_rows)`` or ``("draw", kind, rng_state,
-    scale)``: the generator state at the block's first row, so that a start
-    drawn block by block equals the in-memory start drawn at once (and a
-    lost block's start can be drawn again).
+    ``spec`` is ``("custom", W_rows)`` or ``("draw", rng_state, scale)``:
+    the generator state at the block's first row, so that a start drawn
+    block by block (`TopicModel.draw_documents`) equals the in-memory start
+    drawn at once (and a lost block's start can be drawn again).
     """
     if spec[0] == "custom":
         W = spec[1]
     else:
-        _, kind, rng_state, scale = spec
-        W = draw_rows(kind, rng_state, scale, block.X.shape[0], H_raw.shape[0])
+        _, rng_state, scale = spec
+        rng = np.random.RandomState()
+        rng.set_state(rng_state)
+        W = model.draw_documents(rng, block.X.shape[0], H_raw.shape[0], scale)
         W = W.astype(block.X.dtype, copy=False)
     W = block.sort(W)
     return model.prepare_start(W, H_raw)[0]
-
-
-def draw_rows(kind, rng_state, scale, n_rows, k):
-    """``n_rows`` rows of a random start from the generator state ``rng_state``."""
-    rng = np.random.RandomState()
-    rng.set_state(rng_state)
-    if kind == "normal":
-        return scale * np.abs(rng.standard_normal((n_rows, k)))
-    return rng.gamma(scale[0], scale[1], (n_rows, k))
 
 
 def doc_task(model, block, W, H, scale, warm):
@@ -161,6 +155,18 @@ class LocalRunner:
             self.states[i], stats = doc_task(model, block, W, H, scale, warm)
             total = stats if total is None else sum_stats(total, stats)
         return total
+
+    def online_epoch(self, model, carry, schedule, n_total):
+        """One online epoch, block after block (`online.online_task`).
+
+        ``carry`` is ``(H, state, t, loss, fresh)``; returns it after the
+        last block.
+        """
+        for i, block in enumerate(self._blocks()):
+            self.states[i], carry = online_task(
+                model, block, self.states[i], carry, schedule, n_total
+            )
+        return carry
 
     def finish(self, model, H, scale):
         """The last pass: the objective of the state (the states scaled)."""

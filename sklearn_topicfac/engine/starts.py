@@ -6,8 +6,9 @@ or drawn start) and one *spec* per row block of the documents' start:
 same plan serves a fit in memory (one block), out-of-core and on Dask, so a
 fit starts from the same point wherever its data lives:
 
-- ``"random"``: the model's draws (`TopicModel.random_start`), block by
-  block from the generator state at the block's first row;
+- ``"random"``: the model's draws (`TopicModel.draw_topics`,
+  `TopicModel.draw_documents`, in the model's order), the documents' block
+  by block from the generator state at the block's first row;
 - ``"nndsvda"``: the non-negative double SVD of X, whose randomized SVD
   needs only products of X with thin dense matrices: passes over the
   blocks (`randomized_svd`), scikit-learn's algorithm and draws;
@@ -26,21 +27,15 @@ from sklearn.utils.extmath import svd_flip
 from .._validation import check_factor, check_start_arguments
 from ..kernels import normalize_rows
 
-# Shape and scale of the Gamma draws that start LDA's topics (lambda) and
-# documents (gamma): those of Hoffman's onlineldavb and of scikit-learn, so
-# that the same seed gives the same start.
-GAMMA_SHAPE = 100.0
-GAMMA_SCALE = 1.0 / GAMMA_SHAPE
-
 # Smoothing added to the K-means assignment indicator (Ding, Li & Peng, 2006):
 # a 0/1 start would pin most entries at zero under multiplicative updates.
 KMEANS_SMOOTHING = 0.2
 
 
 _NO_DOCUMENT_START = (
-    "LDAVI and GammaPoissonVI take no start for the documents (see the "
-    "E-step's start in their docstrings). Pass only H, the topics' lambda, "
-    "with init='custom'."
+    "This model takes no start for the documents: their start is drawn "
+    "(LDAVI and GammaPoissonVI: see the E-step's start in their docstrings). "
+    "Pass only H, the topics' start, with init='custom'."
 )
 
 
@@ -70,9 +65,10 @@ def plan_start(model, runner, init, k, random_state, rng, W=None, H=None):
     the estimator's parameter (seeding the SVD and K-means as scikit-learn
     seeds them); ``rng`` the generator the random draws continue.  ``H_raw``
     is in count scale (``model.prepare_start`` maps it), except for models
-    whose documents' start is drawn (LDA), where it is the model's topics.
+    whose documents' start is drawn (``model.custom_documents`` false),
+    where it is the model's topics.
     """
-    if not getattr(model, "custom_documents", True) and W is not None:
+    if not model.custom_documents and W is not None:
         raise ValueError(_NO_DOCUMENT_START)
     check_start_arguments(init, W, H)
     if init == "custom":
@@ -86,43 +82,33 @@ def plan_start(model, runner, init, k, random_state, rng, W=None, H=None):
         W, H = nndsvda_start(runner, k, random_state, total)
     W, H = model.start_from_factors(W, H, total)
     if W is None:
-        return H, _draw_specs(runner.sizes, k, rng, "gamma")
+        return H, _draw_specs(model, runner.sizes, k, rng, None)
     return H, _split_rows(W, runner.sizes)
 
 
-def gamma_draw(rng, shape, dtype):
-    """Gamma(100, 1/100) draws: scikit-learn's LDA start for lambda and gamma."""
-    return rng.gamma(GAMMA_SHAPE, GAMMA_SCALE, shape).astype(dtype, copy=False)
+def random_start(model, runner, k, rng, documents=True):
+    """The model's random start, drawn block by block (see the module).
 
-
-def random_start(model, runner, k, rng):
-    """The model's random start, drawn block by block (see the module)."""
+    With ``documents=False``, a model that draws its topics first draws
+    only them (``specs`` is then ``None``).
+    """
     n, m = runner.shape
-    dtype = runner.dtype
-    if model.random_start == "gamma":
-        # Topics first, then the documents, as scikit-learn's LDA draws them.
-        H = gamma_draw(rng, (k, m), dtype)
-        return H, _draw_specs(runner.sizes, k, rng, "gamma")
-    # Documents first, then the topics, scaled so that W @ H has the mean of
-    # X, as scikit-learn's NMF draws them.
-    total = runner.total()
-    avg = np.sqrt(max(total, 0.0) / (n * m * k)) or 1.0
-    specs = _draw_specs(runner.sizes, k, rng, "normal", avg)
-    H = (avg * np.abs(rng.standard_normal((k, m)))).astype(dtype, copy=False)
-    return H, specs
+    scale = model.random_scale(n, m, k, runner.total)
+    if model.draws_topics_first:
+        H = model.draw_topics(rng, k, m, scale, runner.dtype)
+        if not documents:
+            return H, None
+        return H, _draw_specs(model, runner.sizes, k, rng, scale)
+    specs = _draw_specs(model, runner.sizes, k, rng, scale)
+    return model.draw_topics(rng, k, m, scale, runner.dtype), specs
 
 
-def _draw_specs(sizes, k, rng, kind, scale=None):
+def _draw_specs(model, sizes, k, rng, scale):
     """One ``("draw", ...)`` spec per block, advancing ``rng`` past its rows."""
-    if kind == "gamma":
-        scale = (GAMMA_SHAPE, GAMMA_SCALE)
     specs = []
     for size in sizes:
-        specs.append(("draw", kind, rng.get_state(), scale))
-        if kind == "gamma":
-            rng.gamma(GAMMA_SHAPE, GAMMA_SCALE, (size, k))
-        else:
-            rng.standard_normal((size, k))
+        specs.append(("draw", rng.get_state(), scale))
+        model.draw_documents(rng, size, k, scale)
     return specs
 
 
@@ -134,23 +120,15 @@ def _split_rows(W, sizes):
 def _custom_start(model, runner, k, rng, W, H):
     n, m = runner.shape
     dtype = runner.dtype
-    if getattr(model, "custom_documents", True):
+    if model.custom_documents:
         W = check_factor(W, (n, k), "W", dtype)
         H = check_factor(H, (k, m), "H", dtype)
         return H, _split_rows(W, runner.sizes)
-    # Models whose documents' start is drawn (LDA) take the topics only.
-    if H is None:
-        raise ValueError(
-            "init='custom' needs the topics' start: pass it as "
-            "fit(X, H=lambda0), or choose init='random'."
-        )
-    H = check_factor(H, (k, m), "H", dtype)
-    if H.size and H.min() <= 0:
-        raise ValueError(
-            "The custom start H must be strictly positive: it holds "
-            "the Dirichlet parameters lambda of the topics."
-        )
-    return H, _draw_specs(runner.sizes, k, rng, "gamma")
+    # The documents' start is drawn; the model checks the topics.
+    if H is not None:
+        H = check_factor(H, (k, m), "H", dtype)
+    H = model.custom_topics(H)
+    return H, _draw_specs(model, runner.sizes, k, rng, None)
 
 
 # ---------------------------------------------------------------- NNDSVDa

@@ -3,7 +3,8 @@
 An estimator is parameters and their constraints, the model it builds from
 them (`sklearn_topicfac.models`), and its fitted attributes.  Everything
 else is written once, here and in the engine: validation, the choice of the
-runner (in memory, `Blocks`, Dask), ``fit`` through `engine.fit`, the
+runner (in memory, `Blocks`, Dask), the plan of a fit and ``fit`` through
+`engine.fit_model`, ``partial_fit`` through `engine.partial_fit`, the
 convergence warning, the deterministic fold-in ``transform``,
 ``topic_proportions``, ``inverse_transform``, ``score`` and the tags.
 
@@ -32,14 +33,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import engine
 from .._docstrings import fill_doc
 from .._validation import check_counts, is_dask_array, reconstruct, warn
-from ..engine.online import stepwise_em
 from ..engine.starts import resolve_init
-from ..kernels import (
-    HELD_OUT_SMOOTHING,
-    completion_log_likelihood,
-    completion_split,
-    normalize_rows,
-)
+from ..kernels import normalize_rows
+from ..models._completion import held_out_log_likelihood
 
 
 def tiny_data_exponent(X):
@@ -154,6 +150,11 @@ class TopicEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     def _n_features_out(self):
         return self.components_.shape[0]
 
+    def _max_runs(self):
+        """The bound on the runs of the fit loop a fit makes (see the CLI's
+        progress bar): one by default."""
+        return 1
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
@@ -224,8 +225,7 @@ class TopicFactorization(TopicEstimator):
 
     def _runner(self, X):
         """The engine's runner for ``X``: in memory, or block by block."""
-        runner = engine.blockwise_runner(X)
-        if runner is None:
+        if not engine.is_blockwise(X):
             return engine.InMemoryRunner(self._validate_X(X, reset=True))
         if not self._blockwise:
             raise ValueError(
@@ -234,6 +234,7 @@ class TopicFactorization(TopicEstimator):
                 "in-memory matrix."
             )
         self._check_blockwise()
+        runner = engine.runner_for(X)
         self.n_features_in_ = runner.shape[1]
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
@@ -243,48 +244,57 @@ class TopicFactorization(TopicEstimator):
         """Refuse settings a block-wise fit does not support."""
 
     # ------------------------------------------------------------------ fit
-    def _settings(self, **extra):
+    def _settings(self):
+        """How the iterations run: an `engine.Settings` of the parameters."""
         return engine.Settings(
             max_iter=self.max_iter,
             tol=self.tol,
             verbose=self.verbose,
             name=type(self).__name__,
-            **extra,
+            # An estimator without these parameters makes one start, no moves.
+            n_init=getattr(self, "n_init", 1),
+            moves=getattr(self, "split_merge", 0),
         )
 
-    def _fit_engine(
-        self, runner, W, H, *, settings=None, rng=None, online=None, iterate=None
-    ):
-        """Start and iterate the model on ``runner``: an `engine.FitResult`.
+    def _start_rng(self):
+        """The generator random draws continue (restarts included)."""
+        return check_random_state(self.random_state)
 
-        ``settings`` adds to the iteration settings (by default ``n_init``
-        and the split-merge ``moves`` of the parameters), ``rng`` is the
-        generator of the random starts (by default one seeded by
-        ``random_state``), ``online`` an `engine.Online` for online epochs,
-        ``iterate`` what runs a start instead of the model's iterations (see
-        `engine.fit`).  The moves tried are stored in ``split_merge_moves_``.
-        """
+    def _run_shape(self):
+        """The shape of the run, as `engine.Plan` fields: batch by default."""
+        return {}
+
+    def _plan(self, runner, W=None, H=None):
+        """The `engine.Plan` of a fit on ``runner`` from the parameters."""
         n, m = runner.shape
         k = self._n_topics(m, H)
-        if settings is None:
-            # An estimator without these parameters makes one start, no moves.
-            settings = {
-                "n_init": getattr(self, "n_init", 1),
-                "moves": getattr(self, "split_merge", 0),
-            }
-        result = engine.fit(
-            self._build_model(),
-            runner,
-            self._settings(**settings),
+        start = engine.Start(
             init=resolve_init(self.init, self._default_init, n, m, k),
             k=k,
             random_state=self.random_state,
-            rng=check_random_state(self.random_state) if rng is None else rng,
+            rng=self._start_rng(),
             W=W,
             H=H,
-            online=online,
-            iterate=iterate,
         )
+        return engine.Plan(start, self._settings(), **self._run_shape())
+
+    def _max_runs(self):
+        """The bound on the runs of the fit loop the plan makes, each up to
+        ``max_iter`` iterations: a phase of each round of an alternation;
+        else a start of ``n_init`` or a split-merge trial (the fit kept then
+        continues within its own ``max_iter``)."""
+        shape = self._run_shape()
+        if shape.get("phases"):
+            return len(shape["phases"]) * shape["n_rounds"]
+        settings = self._settings()
+        return settings.n_init + settings.moves
+
+    def _fit_engine(self, runner, W, H):
+        """Carry out the plan of the parameters on ``runner``: an `engine.FitResult`.
+
+        The moves tried are stored in ``split_merge_moves_``.
+        """
+        result = engine.fit_model(self._build_model(), runner, self._plan(runner, W, H))
         self.split_merge_moves_ = result.moves
         return result
 
@@ -654,22 +664,8 @@ class TopicFactorization(TopicEstimator):
         """Summed held-out log-likelihood of ``X`` and the number of held-out words."""
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        if np.sum(X.data, dtype=np.float64) == 0:
-            raise ValueError(
-                "X contains no words (all entries are zero): nothing to score."
-            )
         seed = self.random_state if isinstance(self.random_state, Integral) else 0
-        X_observed, X_held_out = completion_split(X, seed)
-        if X_held_out.nnz == 0:
-            raise ValueError(
-                "X has too few words to score: the held-out half of its words "
-                "is empty (score a larger sample of documents)."
-            )
-        theta = self._build_model().topic_proportions(X_observed, self.components_)
-        phi = normalize_rows(self.components_.astype(X.dtype, copy=False))[0]
-        return completion_log_likelihood(
-            X_held_out, theta, phi, smoothing=HELD_OUT_SMOOTHING
-        )
+        return held_out_log_likelihood(self._build_model(), X, self.components_, seed)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -730,25 +726,17 @@ class StepwiseEM:
                     "partial_fit starts from the first mini-batch; init='custom' "
                     "is not available there (use fit, or init='random')."
                 )
-            runner = engine.InMemoryRunner(X)
-            n, m = X.shape
-            k = self._n_topics(m)
-            init = resolve_init(self.init, self._default_init, n, m, k)
-            H = engine.start_topics(model, runner, init, k, self.random_state)
+            plan = self._plan(engine.InMemoryRunner(X))
+            H = engine.start_topics(model, engine.InMemoryRunner(X), plan.start)
             self.n_batch_iter_ = 0
         else:
             H = self.components_
             averages = self._online_stats
-        H, self._online_stats, w_sum = stepwise_em(
-            model,
-            X,
-            H,
-            averages,
-            self.n_batch_iter_,
-            self.learning_offset,
-            self.learning_decay,
+        # The whole mini-batch is one online step.
+        schedule = engine.Schedule(None, self.learning_offset, self.learning_decay)
+        H, self._online_stats, self.n_batch_iter_, w_sum = engine.partial_fit(
+            model, X, H, averages, schedule, self.n_batch_iter_, rng=None, fresh=first
         )
-        self.n_batch_iter_ += 1
         for name, value in model.topic_attributes(H, w_sum).items():
             setattr(self, name, value)
         return self

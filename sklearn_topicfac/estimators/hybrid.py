@@ -6,8 +6,6 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._docstrings import fill_doc
-from ..engine.iterations import Run
-from ..engine.phases import alternate
 from ..models import KLNMFModel, PLSIModel
 from ._base import TopicFactorization
 
@@ -201,21 +199,13 @@ class HybridNMFPLSI(TopicFactorization):
             ("PLSI", PLSIModel(solver=self.plsi_solver, **fold_in)),
         )
 
+    def _run_shape(self):
+        return {"phases": self._phases(), "n_rounds": self.n_rounds}
+
     def _fit_engine(self, runner, W, H):
-        model = self._build_model()
-        alternations = []
-
-        def iterate(H0, settings, label):
-            result = alternate(
-                self._phases(), model, runner, H0, settings, self.n_rounds, label
-            )
-            alternations.append(result)
-            n_iter = sum(result.phase_n_iter)
-            return Run(result.H, result.history, n_iter, result.converged, n_iter)
-
-        result = super()._fit_engine(runner, W, H, iterate=iterate)
-        best = alternations[result.start]
-        self.n_rounds_ = best.n_rounds
-        self.phase_losses_ = np.asarray(best.phase_losses)
-        self.phase_n_iter_ = np.asarray(best.phase_n_iter)
+        result = super()._fit_engine(runner, W, H)
+        alternation = result.alternation
+        self.n_rounds_ = alternation.n_rounds
+        self.phase_losses_ = np.asarray(alternation.phase_losses)
+        self.phase_n_iter_ = np.asarray(alternation.phase_n_iter)
         return result

@@ -15,15 +15,16 @@ from .._config import config_context, get_config
 from .._docstrings import fill_doc
 from .._validation import reconstruct
 from ..engine.iterations import Run, run_on
-from ..engine.online import online_vb
-from ..engine.starts import gamma_draw, resolve_init
+from ..engine.starts import resolve_init
 from ..kernels import normalize_rows, thread_budget
 from ..models import CVB0Model, GammaPoissonModel, LDAModel
 from ._base import TopicFactorization, all_or_nothing
 
-# GammaPoissonVI's partial_fit: LDAVI's default online schedule
-# (learning_offset, learning_decay, batch_size, total_samples).
-_DEFAULT_SCHEDULE = (10.0, 0.7, 128, 1e6)
+# GammaPoissonVI's partial_fit runs on LDAVI's default online schedule
+# (documented in its docstring, tested in tests/test_lda.py).
+_DEFAULT_SCHEDULE = engine.Schedule(
+    batch_size=128, offset=10.0, decay=0.7, total_samples=1e6
+)
 # inference="cvb0": random starts per n_init, and the kept start's sweeps per
 # max_iter (see LDAVI's ``inference``; chosen on the tuning corpora,
 # docs/lda_defaults.md).
@@ -70,15 +71,12 @@ class _Variational(TopicFactorization):
         self.n_batch_iter_ = 1
         self.split_merge_moves_ = []
 
-    def _online(self):
-        """Online learning in ``fit`` (an `engine.Online`), or None for batch."""
-        return None
+    def _start_rng(self):
+        return self.random_state_
 
     def _fit_engine(self, runner, W, H):
         self._reset_state()
-        result = super()._fit_engine(
-            runner, W, H, rng=self.random_state_, online=self._online()
-        )
+        result = super()._fit_engine(runner, W, H)
         self.n_batch_iter_ = 1 + result.n_steps
         # The objective is minus the bound: the moves also say it as a bound.
         for move in self.split_merge_moves_:
@@ -119,23 +117,23 @@ class _Variational(TopicFactorization):
         """
         first = not hasattr(self, "components_")
         X = self._validate_X(X, reset=first)
+        model = self._vb_model() if not first else None
         if first:
             self._reset_state()
             self.n_iter_ = 0
-            shape = (self.n_components, X.shape[1])
-            self.components_ = gamma_draw(self.random_state_, shape, X.dtype)
-        X = X.astype(self.components_.dtype, copy=False)
-        offset, decay, batch_size, total_samples = self._schedule()
-        self.components_, self.n_batch_iter_ = online_vb(
-            self._vb_model(),
+            model = self._vb_model()
+            runner = engine.InMemoryRunner(X)
+            start = engine.Start("random", self.n_components, None, self.random_state_)
+            self.components_ = engine.start_topics(model, runner, start)
+        self.components_, _, self.n_batch_iter_, _ = engine.partial_fit(
+            model,
             X,
             self.components_,
-            self.random_state_,
+            None,
+            self._schedule(),
             self.n_batch_iter_,
-            offset,
-            decay,
-            batch_size,
-            total_samples,
+            rng=self.random_state_,
+            fresh=self.n_batch_iter_ == 1,
         )
         return self
 
@@ -570,18 +568,12 @@ default=None
         n, m = runner.shape
         k = self.n_components
         init = "random" if self.init is None else self.init
-        settings = self._settings(n_init=CVB0_STARTS * self.n_init, moves=0)
-        result = engine.fit(
-            model,
-            runner,
-            settings,
-            init=resolve_init(init, self._default_init, n, m, k),
-            k=k,
-            random_state=self.random_state,
-            rng=self.random_state_,
-            W=W,
-            H=H,
-        )
+        settings = replace(self._settings(), n_init=CVB0_STARTS * self.n_init, moves=0)
+        start = engine.Start(
+            resolve_init(init, self._default_init, n, m, k),
+            k, self.random_state, self.random_state_, W, H,
+        )  # fmt: skip
+        result = engine.fit_model(model, runner, engine.Plan(start, settings))
         if not result.converged:
             scouted = Run(
                 result.H, result.history, result.n_iter, result.converged,
@@ -596,10 +588,17 @@ default=None
                 )
             result = engine.FitResult(
                 runner.rows(), kept.H, kept.history, kept.n_iter, kept.converged,
-                kept.n_steps, start=result.start,
+                kept.n_steps, start=result.start, model=result.model,
             )  # fmt: skip
         self.n_batch_iter_ = 1 + result.n_steps
         return result
+
+    def _max_runs(self):
+        if not self._collapsed():
+            return super()._max_runs()
+        # CVB0's starts, then the kept start's run on (up to CVB0_SWEEPS *
+        # max_iter sweeps in all).
+        return CVB0_STARTS * self.n_init + CVB0_SWEEPS - 1
 
     def _collapsed(self):
         """Whether the fit runs CVB0: ``inference``, ``"auto"`` resolved."""
@@ -638,23 +637,20 @@ default=None
             self.max_doc_update_iter,
         )
 
-    def _check_blockwise(self):
-        if self.learning_method != "batch":
-            raise ValueError(
-                "A block-wise fit runs batch iterations; set learning_method="
-                "'batch', or call partial_fit on the blocks for online learning."
-            )
-
-    def _online(self):
+    def _run_shape(self):
         if self.learning_method == "batch":
-            return None
-        return engine.Online(self.batch_size, self.learning_offset, self.learning_decay)
+            return {}
+        return {
+            "online": engine.Schedule(
+                self.batch_size, self.learning_offset, self.learning_decay
+            )
+        }
 
     def _schedule(self):
-        return (
+        return engine.Schedule(
+            self.batch_size,
             self.learning_offset,
             self.learning_decay,
-            self.batch_size,
             self.total_samples,
         )
 
@@ -698,6 +694,14 @@ class GammaPoissonVI(_Variational):
     ``score`` and ``perplexity`` are the held-out completion score of every
     estimator; the predictive word distribution
     :math:`\\mathbb{E}[\\theta_d] \\beta`, normalized, is LDAVI's.
+
+    ``partial_fit`` learns online as :class:`LDAVI`'s ``partial_fit`` does
+    at LDAVI's default schedule, which this estimator has no parameters
+    for: mini-batches of 128 documents, step sizes
+    :math:`\\rho_t = (10 + t)^{-0.7}`, each mini-batch standing for
+    :math:`10^6 / 128` of its size (``learning_offset=10.0,
+    learning_decay=0.7, batch_size=128, total_samples=1e6``).  By Lemma E.3
+    its topics are then LDAVI's with ``topic_word_prior=None`` (tested).
 
     Parameters
     ----------

@@ -330,13 +330,10 @@ class SimplexPLSA(TopicEstimator):
 
         ``rescale_rows``: a point far outside the training data maps to
         large entries; its row is then divided by a power of two (exact, and
-        ignored by the fold-in) so that it fits the dtype.
+        ignored by the fold-in) so that it fits the dtype
+        (`SimplexMap.points`).
         """
-        P = np.maximum(self.simplex_map_.to_simplex(X), 0)
-        if rescale_rows:
-            big = P.max(axis=1, initial=0)
-            exponent = np.where(big > 1, np.frexp(big)[1], 0)
-            P = np.ldexp(P, -exponent[:, None])
+        P = self.simplex_map_.points(X, rescale_rows=rescale_rows)
         with np.errstate(over="ignore"):
             P = P.astype(self.plsa_.components_.dtype)
         if not np.all(np.isfinite(P)):
@@ -419,8 +416,7 @@ class SimplexPLSA(TopicEstimator):
         _warn_if_counts(X)
         dtype = X.dtype
         simplex_map = SimplexMap().fit(X, q, self.random_state)
-        B = simplex_map.to_simplex(X)
-        P = np.maximum(B, 0).astype(dtype)
+        P = simplex_map.points(X).astype(dtype)
         if self.inner_model is None:
             plsa = PLSI(
                 n_components=self.n_components,
@@ -456,12 +452,9 @@ class SimplexPLSA(TopicEstimator):
                 f"that of X with components_ / 2**k){hint}."
             )
         # The public attributes only once the model is known to be valid.
-        exponent = simplex_map.exponent
         with np.errstate(over="ignore"):
-            self.mean_ = np.ldexp(simplex_map.mean, exponent).astype(dtype)
-            self.singular_values_ = np.ldexp(
-                simplex_map.singular_values, exponent
-            ).astype(dtype)
+            self.mean_ = simplex_map.data_mean().astype(dtype)
+            self.singular_values_ = simplex_map.data_singular_values().astype(dtype)
         self.principal_axes_ = simplex_map.axes.astype(dtype)
         self.transformation_ = simplex_map.rotation.astype(dtype)
         self.simplex_map_ = simplex_map

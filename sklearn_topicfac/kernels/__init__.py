@@ -24,7 +24,7 @@ estimators.
 - `completion`: the document-completion split of the held-out score;
 - `fold_in`: new documents' factor with the topics fixed;
 - `compiled`: the compiled twins of the kernels (the optional numba
-  engine), to which the kernels above dispatch when it is selected
+  backend), to which the kernels above dispatch when it is selected
   (`sklearn_topicfac.config_context`); the one import from the rest of the
   package is that setting (`sklearn_topicfac._config`).
 """
@@ -72,11 +72,9 @@ from .variational import (
     dirichlet_kl,
     dirichlet_kl_rows,
     exp_dirichlet_expectation,
-    gamma_kl,
     gamma_kl_rows,
     lda_e_step,
     lda_expected_counts,
-    lda_log_likelihood,
     lda_log_likelihood_rows,
 )
 
@@ -96,14 +94,12 @@ __all__ = [
     "em_update_w",
     "flush_subnormal",
     "exp_dirichlet_expectation",
-    "gamma_kl",
     "gamma_kl_rows",
     "kl_divergence",
     "kl_divergence_from_ratio",
     "kl_divergence_from_sums",
     "lda_e_step",
     "lda_expected_counts",
-    "lda_log_likelihood",
     "lda_log_likelihood_rows",
     "multiply_keeping_zeros",
     "mu_doc_pass",

@@ -1,4 +1,4 @@
-"""The last step of a coordinate-descent sweep, shared by both engines."""
+"""The last step of a coordinate-descent sweep, shared by both backends."""
 
 import numpy as np
 

@@ -37,15 +37,16 @@ k).
 
 import numpy as np
 
-from ._engine import twins
+from ._backend import twins
 
 # Stored entries per chunk of a sweep (times k values per temporary).
 _CHUNK_ENTRIES = 1 << 14
 
-# A fit calls the sweep hundreds of times per start (up to 3 max_iter sweeps,
-# 2 starts): the numba twin's one-time compile (then cached) pays back at this
-# fraction of the work from which other kernels take it (`_engine.AUTO_MIN_WORK`):
-# CSTR (16,157 entries, k = 4) runs on numba.
+# A fit calls the sweep hundreds of times per start (3 starts of up to
+# max_iter sweeps, the kept one run on to 3 max_iter): the numba twin's
+# one-time compile (then cached) pays back at this fraction of the work from
+# which other kernels take it (`_backend.AUTO_MIN_WORK`): CSTR (16,157
+# entries, k = 4) runs on numba.
 _TWIN_WORK_FACTOR = 256
 
 

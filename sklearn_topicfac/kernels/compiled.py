@@ -1,9 +1,9 @@
-"""The compiled twins of the kernels: the numba engine.
+"""The compiled twins of the kernels: the numba backend.
 
 Each public function here has the signature, the result (to rounding) and
 the contract of the NumPy kernel of the same name: same dtype out as in,
 memory O(nnz + (n_samples + n_features) * k) at most, arguments never
-modified.  The NumPy kernels dispatch to these when the numba engine is
+modified.  The NumPy kernels dispatch to these when the numba backend is
 selected (`sklearn_topicfac.config_context`), so callers never import this
 module; importing it imports numba.
 

@@ -35,7 +35,7 @@ multiplicative (majorization-minimization) step ``w \\sum_t x_t h_t / y_t
 import numpy as np
 import scipy.sparse as sp
 
-from ._engine import twins
+from ._backend import twins
 from ._scale import rescaled
 from .divergence import ratio_log_sums
 from .products import divide_into_ratio, product_at_nonzeros

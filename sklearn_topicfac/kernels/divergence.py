@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import xlogy
 
-from ._engine import twins
+from ._backend import twins
 from ._parallel import map_parts
 from .products import ratio_at_nonzeros
 
@@ -48,7 +48,7 @@ def ratio_log_sums(X, R):
 
 def ratio_log_sums_at_nonzeros(X, W, H):
     """`ratio_log_sums` of the ratio of ``(W, H)`` at the stored entries of
-    CSR ``X``: the divergence's data terms in one call (on the numba engine,
+    CSR ``X``: the divergence's data terms in one call (on the numba backend,
     one pass that never stores the ratio)."""
     if (fast := twins(X, W.shape[1])) is not None:
         return fast.ratio_log_sums_at_nonzeros(X, W, H)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._engine import twins
+from ._backend import twins
 from .products import ratio_at_nonzeros
 from .updates import mu_update_w, normalize_rows
 

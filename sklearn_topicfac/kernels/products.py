@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _parallel
-from ._engine import twins
+from ._backend import twins
 from ._parallel import WorkQueue, map_parts, n_threads, run_parallel, split_rows
 
 # Elements of the (nnz, k) gather temporaries built per unit of work of the

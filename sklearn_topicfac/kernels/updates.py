@@ -5,7 +5,7 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from ._engine import twins
+from ._backend import twins
 from ._parallel import WorkQueue, n_threads, run_parallel
 from .divergence import ratio_log_sums
 from .products import (
@@ -87,7 +87,7 @@ def mu_doc_pass(X, W, H):
     ``sums = (sum x log r, sum x)`` of the incoming ratio ``R``
     (`ratio_log_sums`), from which the objective of the incoming state
     follows (`kl_divergence_from_sums`); ``R`` itself is not returned, and
-    the numba engine never stores it.
+    the numba backend never stores it.
     """
     if (fast := twins(X, W.shape[1])) is not None:
         return fast.mu_doc_pass(X, W, H)
@@ -101,7 +101,7 @@ def em_doc_pass(X, W, H):
     ``R = X / (W H)`` at the stored entries of CSR ``X`` and ``sums = (sum x
     log r, sum x)`` (`ratio_log_sums`), from which the objective of the
     incoming state follows (`kl_divergence_from_sums`).  On the numba
-    engine the ratio, its sums and ``W * (R @ H.T)`` come from one pass.
+    backend the ratio, its sums and ``W * (R @ H.T)`` come from one pass.
     """
     if (fast := twins(X, W.shape[1])) is not None:
         return fast.em_doc_pass(X, W, H)

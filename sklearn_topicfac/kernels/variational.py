@@ -3,7 +3,7 @@
 import numpy as np
 from scipy.special import gammaln, psi
 
-from ._engine import twins
+from ._backend import twins
 from .products import compressed_view, divide_into_ratio, transposed_product
 
 # ------------------------------------------------------------------------
@@ -322,26 +322,19 @@ def lda_e_step(X, gamma, B, alpha, max_iter, tol):
 _LOG_PIECE = 1 << 16
 
 
-def lda_log_likelihood(X, y):
-    """Data term of the LDA evidence lower bound, from ``y`` of `lda_e_step`.
+def lda_log_likelihood_rows(X, y):
+    """Data term of the LDA evidence lower bound per row of CSR ``X``, in float64.
 
     .. math::
 
-        \\sum_{d,w} X_{dw} \\log \\sum_k
+        \\sum_{w} X_{dw} \\log \\sum_k
         \\exp\\big(\\mathbb{E}[\\log\\theta_{dk}] + \\mathbb{E}[\\log\\beta_{kw}]\\big)
-        = \\sum_{X_{dw} > 0} X_{dw} \\log (\\Theta B)_{dw}
+        = \\sum_{X_{dw} > 0} X_{dw} \\log y_{dw}
 
     (the word-topic responsibilities at their optimum given ``gamma`` and
-    the topics): the sum of `lda_log_likelihood_rows`, as a Python float.
-    """
-    return float(lda_log_likelihood_rows(X, y).sum())
-
-
-def lda_log_likelihood_rows(X, y):
-    """``sum_w X_dw log y_dw`` for every row ``d`` of CSR ``X``, in float64.
-
-    ``y`` is aligned with ``X.data``.  Computed in pieces of whole rows of
-    about ``_LOG_PIECE`` entries: no (nnz,) float64 temporary.
+    the topics), with ``y`` of `lda_e_step`, aligned with ``X.data``.
+    Computed in pieces of whole rows of about ``_LOG_PIECE`` entries: no
+    (nnz,) float64 temporary.
     """
     n = X.shape[0]
     indptr = X.indptr
@@ -381,16 +374,6 @@ def lda_expected_counts(X, gamma, B, y, overwrite_y=False):
     return counts.astype(gamma.dtype, copy=False)
 
 
-def gamma_kl(A, rate, prior_shape, prior_rate):
-    """Sum of ``KL(Gamma(A, rate) || Gamma(prior_shape, prior_rate))`` (shape, rate).
-
-    The sum of `gamma_kl_rows`, as a Python float: minus the
-    prior-and-entropy part of the Gamma-Poisson evidence lower bound (paper
-    002, Appendix E).
-    """
-    return float(gamma_kl_rows(A, rate, prior_shape, prior_rate).sum())
-
-
 def gamma_kl_rows(A, rate, prior_shape, prior_rate):
     """``sum_k KL(Gamma(A_dk, rate) || Gamma(a_k, prior_rate))`` per row, float64.
 
@@ -400,7 +383,8 @@ def gamma_kl_rows(A, rate, prior_shape, prior_rate):
         + \\log\\Gamma(a_k) + a_k \\log\\frac{c}{b} + A_{dk} \\frac{b - c}{c}
 
     with ``c = rate``, ``a = prior_shape`` (scalar or one per column) and
-    ``b = prior_rate``.
+    ``b = prior_rate``: minus the prior-and-entropy part of the
+    Gamma-Poisson evidence lower bound (paper 002, Appendix E).
     """
     A = np.asarray(A, dtype=np.float64)
     a = np.broadcast_to(np.asarray(prior_shape, dtype=np.float64), (A.shape[1],))

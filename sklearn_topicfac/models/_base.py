@@ -1,46 +1,20 @@
-"""The protocol every model follows, with the defaults of the NMF family.
+"""The declared model protocol, with the defaults of the NMF family.
 
 A *model* is the mathematics of one family of topic factorizations, as a
 plain class: it knows nothing of scikit-learn, Dask or files.  Its
 constructor takes the family's hyperparameters; every method is a function
 of the arrays it is given (the model keeps no fitted state).  The engine
-(`sklearn_topicfac.engine`) runs any model that implements:
-
-``prepare_start(W, H)``
-    map a count-scale start (``W @ H ~ X``) to the model's parametrization;
-    row-wise in ``W`` (a block of rows is mapped with the whole ``H``);
-``start_from_factors(W, H, total)``
-    the start from a count-scale factorization of X (NNDSVDa, K-means):
-    ``(W, H)``, or ``(None, H)`` when the documents' start is drawn
-    (see ``random_start``);
-``doc_step(X, W, H, warm)``
-    the per-document part of one iteration on the rows ``X``: the new
-    document factor and a dict of statistics that are *sums over
-    documents*, always including ``"loss"``, the objective of the incoming
-    state on these rows; ``warm`` is False on the first iteration from a
-    start (``W`` is then a start, not a previous iteration's result);
-``topic_step(H, stats)``
-    the topic update from the statistics summed over all documents: the new
-    ``H`` and a per-topic rescaling of the document factor (or ``None``);
-``doc_loss(X, W, H)`` and ``topic_loss(H)``
-    the objective of a state: the sum of ``doc_loss`` over row blocks plus
-    ``topic_loss``;
-``fold_in(X, H)``
-    the document factor of new documents with the topics fixed;
-``doc_output(W, p_z)``
-    what ``transform`` returns, from a document factor;
-``topic_proportions(X, H)``
-    ``P(z|d)`` of the documents folded in, rows summing to one;
-``topic_attributes(H, w_sum)`` and ``doc_attributes(w_sum)``
-    the fitted attributes: those of the topics, and a row-wise function of
-    ``W`` per per-document attribute.
-
-for online learning by stepwise EM, ``online_counts(H, stats)`` and
-``online_topics(counts, w_sum)``; and for split-merge moves
-(`engine.moves`), ``merge_pair``, ``responsibilities``, ``topic_entries``
-and ``moved_topics``.  Because ``doc_step`` only sees a block of rows and
-its statistics add up, one iteration is a map-reduce over document blocks:
-in-memory, out-of-core and Dask fits run the same calls.
+(`sklearn_topicfac.engine`) runs any model that derives from `TopicModel`
+and asks it, through the methods and attributes documented on that class,
+everything that differs between models: how it starts (`draw_topics`,
+`draw_documents`, `start_from_factors`, `custom_topics`), one iteration as a
+map-reduce over document blocks (`doc_step`, `topic_step`), the objective
+(`doc_loss`, `topic_loss`), an online step (`online_documents`,
+`online_update`), fold-in and outputs, and split-merge moves.  It never
+probes a model for optional members: every member has a default here.
+``tests/models/test_protocol.py`` checks every model of `models.__all__`
+against this protocol, the map-reduce invariant included (the statistics of
+``doc_step`` over row blocks sum to those of all rows).
 """
 
 import numpy as np
@@ -59,7 +33,11 @@ from ._moves import SHARE_FLOOR
 
 
 class TopicModel:
-    """Base of the models: the protocol, with the NMF family's defaults.
+    """The model protocol the engine runs, with the NMF family's defaults.
+
+    A model derives from this class and overrides what differs: at least
+    `doc_step` and `topic_step`.  Everything the engine asks of a model is
+    a method or an attribute documented here.
 
     Parameters
     ----------
@@ -71,41 +49,197 @@ class TopicModel:
 
     Attributes
     ----------
-    random_start : {"normal", "gamma"}
-        How ``init="random"`` draws the start: ``"normal"``, absolute
-        normal draws for the documents, then the topics, scaled so that
-        ``W @ H`` has the mean of X (scikit-learn's NMF); ``"gamma"``,
-        Gamma(100, 1/100) draws for the topics, then the documents
-        (scikit-learn's LDA).
     moves : bool
-        Whether the model offers split-merge moves (`engine.moves`).
+        Whether the model offers split-merge moves (`engine.moves`): then
+        `merge_pair`, `responsibilities`, `topic_entries` and
+        `moved_topics` apply.
+    custom_documents : bool
+        Whether ``init="custom"`` takes a start for the documents (``W``)
+        besides the topics; if not, the documents' start is drawn
+        (`draw_documents`) and `custom_topics` checks the topics.
+    draws_topics_first : bool
+        Whether a random start draws the topics before the documents (the
+        order the generator's draws are taken in, so that a seed gives the
+        start of the library a model reproduces: scikit-learn's NMF draws
+        the documents first, its LDA the topics).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from sklearn_topicfac.models import PLSIModel
+    >>> X = sp.csr_matrix(np.array([[3.0, 1, 0], [0, 2, 4]]))
+    >>> model = PLSIModel()
+    >>> rng = np.random.RandomState(0)
+    >>> W = model.draw_documents(rng, 2, 2, 1.0)
+    >>> H = model.draw_topics(rng, 2, 3, 1.0, np.float64)
+    >>> W, H = model.prepare_start(W, H)
+    >>> W_new, stats = model.doc_step(X, W, H, warm=False)
+    >>> H_new, scale = model.topic_step(H, stats)
+    >>> bool(np.allclose(H_new.sum(axis=1), 1))
+    True
     """
 
-    random_start = "normal"
     moves = True
+    custom_documents = True
+    draws_topics_first = False
 
     def __init__(self, *, fold_in_iter=200, fold_in_tol=1e-4):
         self.fold_in_iter = fold_in_iter
         self.fold_in_tol = fold_in_tol
 
     # ------------------------------------------------------------- starts
-    def prepare_start(self, W, H):
-        return W, H
+    def random_scale(self, n, m, k, total):
+        """The scale of a random start's draws.
 
-    def for_blocks(self):
-        """The model to run where ``doc_step`` sees only some of the documents
-        (block-wise fits, online updates): the same objective and
-        parametrization, with iterations that are one map-reduce."""
-        return self
+        Parameters
+        ----------
+        n, m, k : int
+            Documents, terms and topics.
+        total : callable
+            Returns the sum of X (a pass over the data: call it only if the
+            scale needs it).
+
+        Returns
+        -------
+        scale : object
+            Passed to `draw_documents` and `draw_topics`.  By default the
+            entry scale at which ``W @ H`` has the mean of X (scikit-learn's
+            NMF).
+        """
+        return np.sqrt(max(total(), 0.0) / (n * m * k)) or 1.0
+
+    def draw_documents(self, rng, n_rows, k, scale):
+        """``n_rows`` rows of a random start of the documents (count scale).
+
+        Parameters
+        ----------
+        rng : numpy.random.RandomState
+            The generator, at the state of the first of these rows: the
+            engine draws a start block by block from saved states, so the
+            draws of the rows must follow each other in ``rng``.
+        n_rows, k : int
+        scale : object
+            From `random_scale`.
+
+        Returns
+        -------
+        W : ndarray of shape (n_rows, k), float64
+            By default absolute standard normal draws times ``scale``.
+        """
+        return scale * np.abs(rng.standard_normal((n_rows, k)))
+
+    def draw_topics(self, rng, k, m, scale, dtype):
+        """A random start of the topics (count scale, or the model's own).
+
+        Parameters
+        ----------
+        rng : numpy.random.RandomState
+        k, m : int
+            Topics and terms.
+        scale : object
+            From `random_scale`.
+        dtype : numpy dtype
+            The dtype of the data.
+
+        Returns
+        -------
+        H : ndarray of shape (k, m)
+            Mapped by `prepare_start` with the documents' start.
+        """
+        return (scale * np.abs(rng.standard_normal((k, m)))).astype(dtype, copy=False)
+
+    def prepare_start(self, W, H):
+        """Map a count-scale start (``W @ H ~ X``) to the model's parametrization.
+
+        Row-wise in ``W``: a block of rows is mapped with the whole ``H``
+        (an empty ``W`` gives the topics alone).  Also maps the state of
+        another model for the same objective into this one (phase
+        alternation).
+
+        Returns
+        -------
+        W, H : ndarray
+        """
+        return W, H
 
     def start_from_factors(self, W, H, total):
+        """The start from a count-scale factorization of X (NNDSVDa, K-means).
+
+        Parameters
+        ----------
+        W, H : ndarray
+            ``W @ H`` estimates X.
+        total : float
+            The sum of X.
+
+        Returns
+        -------
+        W, H : ndarray, or None and ndarray
+            ``(None, H)`` when the documents' start is drawn
+            (`draw_documents`) instead.
+        """
         return W, H
+
+    def custom_topics(self, H):
+        """Check the topics of ``init="custom"`` when they start alone.
+
+        Called only for a model whose documents' start is drawn
+        (``custom_documents = False``), with ``H`` already of the right
+        shape and dtype; raise ``ValueError`` naming the problem.
+
+        Returns
+        -------
+        H : ndarray
+        """
+        return H
+
+    def for_blocks(self):
+        """The model to run where `doc_step` sees only some of the documents.
+
+        Block-wise fits and online updates run this model: the same
+        objective and parametrization, with iterations that are one
+        map-reduce (a solver whose topic update needs every document at
+        once falls back to one that does not).
+        """
+        return self
 
     # -------------------------------------------------------- iterations
     def doc_step(self, X, W, H, warm):  # pragma: no cover - abstract
+        """The per-document part of one iteration on the rows ``X``.
+
+        Parameters
+        ----------
+        X : scipy.sparse.csr_matrix of shape (n_rows, m)
+        W : ndarray of shape (n_rows, k)
+            The rows' document factor.
+        H : ndarray of shape (k, m)
+            The topics.
+        warm : bool
+            False on the first iteration from a start (``W`` is then a
+            start, not a previous iteration's result).
+
+        Returns
+        -------
+        W_new : ndarray of shape (n_rows, k)
+        stats : dict
+            Statistics that are *sums over documents* (arrays or floats),
+            always including ``"loss"``, the objective of the incoming
+            state on these rows: the statistics of row blocks add up to
+            those of all rows, so an iteration is a map-reduce.
+        """
         raise NotImplementedError
 
     def topic_step(self, H, stats):  # pragma: no cover - abstract
+        """The topic update from the statistics summed over all documents.
+
+        Returns
+        -------
+        H_new : ndarray of shape (k, m)
+        scale : ndarray of shape (k,) or None
+            A per-topic rescaling of the document factor, applied by the
+            next `doc_step` (or ``None``).
+        """
         raise NotImplementedError
 
     def objective(self, X, sums, W, H):
@@ -118,10 +252,93 @@ class TopicModel:
         return kl_divergence_from_sums(sums, W, H)
 
     def doc_loss(self, X, W, H):
+        """The documents' part of the objective of ``(W, H)`` on the rows ``X``.
+
+        The objective of a state is the sum of ``doc_loss`` over row blocks
+        plus `topic_loss`.
+        """
         return self.objective(X, ratio_log_sums_at_nonzeros(X, W, H), W, H)
 
     def topic_loss(self, H):
+        """The part of the objective that depends on the topics only."""
         return 0.0
+
+    # ------------------------------------------------------------ online
+    def online_documents(self, X, H, rng, fresh):
+        """The start of a mini-batch of new documents in an online step.
+
+        Parameters
+        ----------
+        X : scipy.sparse.csr_matrix
+            The mini-batch.
+        H : ndarray
+            The current topics.
+        rng : numpy.random.RandomState
+            The generator of the fit (for a model whose start is drawn).
+        fresh : bool
+            True when no online step has been taken yet (the topics are
+            still the start).
+
+        Returns
+        -------
+        W : ndarray of shape (n_rows, k)
+        warm : bool
+            What `doc_step` is told.  By default the documents folded in
+            with the topics fixed (`fold_in`), warm: stepwise EM's E-step.
+        """
+        return self.prepare_start(self.fold_in(X, H), H)[0], True
+
+    def online_update(self, H, W, stats, state, rho, n_rows, n_total):
+        """The topics after one mini-batch: stepwise EM by default.
+
+        The mini-batch's expected topic-word counts per document
+        (`online_counts`) and ``W``'s column sums per document enter
+        running averages, ``(1 - rho) * old + rho * new`` (the first
+        mini-batch sets them), and the topics are the M-step of the
+        averages (`online_topics`) (Cappe & Moulines, 2009).
+
+        Parameters
+        ----------
+        H : ndarray
+            The topics the mini-batch's `doc_step` met.
+        W : ndarray
+            The mini-batch's document factor that `doc_step` was given.
+        stats : dict
+            What `doc_step` returned for the mini-batch.
+        state : object or None
+            The running state this method returned last (``None`` at
+            first).
+        rho : float
+            The step size.
+        n_rows, n_total : int or float
+            The mini-batch's documents, and the number of documents the
+            online fit stands for.
+
+        Returns
+        -------
+        H : ndarray
+            The new topics.
+        state : object
+            The running state.
+        topic_mass : ndarray of shape (k,) or None
+            The topics' share of the documents' mass (what
+            `topic_attributes` reads as the column sums of ``W``).
+        """
+        n_b = max(n_rows, 1)
+        counts = self.online_counts(H, stats) / n_b
+        w_sum = W.sum(axis=0) / n_b
+        if state is not None:
+            old_counts, old_w = state
+            counts = (1 - rho) * old_counts + rho * counts
+            w_sum = (1 - rho) * old_w + rho * w_sum
+        # A term not yet seen has no counts; an exact zero in the topics would
+        # stay zero under the multiplicative updates however often the term
+        # occurs later, so zeros are lifted to eps times the row's largest.
+        lifted = np.maximum(
+            counts, np.finfo(H.dtype).eps * counts.max(axis=1, keepdims=True)
+        )
+        H = self.online_topics(lifted, w_sum).astype(H.dtype, copy=False)
+        return H, (counts, w_sum), lifted.sum(axis=1)
 
     # ---------------------------------------------------------- fold-in
     def fold_in(self, X, H):
@@ -230,7 +447,6 @@ class TopicModel:
             new[slot, columns] = half / max(float(half.sum()), np.finfo(float).tiny)
         return new.astype(H.dtype, copy=False)
 
-    # ------------------------------------------------------------ online
     def online_counts(self, H, stats):
         """Expected topic-word counts of a mini-batch from its statistics."""
         return multiply_keeping_zeros(H, stats["WtR"])

@@ -21,6 +21,12 @@ from ..kernels import (
 from ._base import TopicModel
 from ._moves import cheapest_merge
 
+# Shape and scale of the Gamma draws that start LDA's topics (lambda) and
+# documents (gamma): those of Hoffman's onlineldavb and of scikit-learn, so
+# that the same seed gives the same start.
+GAMMA_SHAPE = 100.0
+GAMMA_SCALE = 1.0 / GAMMA_SHAPE
+
 
 class LDAModel(TopicModel):
     """LDA's evidence lower bound, maximized by variational EM in NMF form.
@@ -52,10 +58,11 @@ class LDAModel(TopicModel):
         Maximum number of E-step sweeps per document.
     """
 
-    random_start = "gamma"
     moves = True
-    # A custom start gives the topics only; the documents' start is drawn.
+    # A custom start gives the topics only; the documents' start is drawn,
+    # after the topics (as scikit-learn's LDA draws them).
     custom_documents = False
+    draws_topics_first = True
 
     def __init__(
         self, doc_topic_prior, topic_word_prior, mean_change_tol, max_doc_update_iter
@@ -176,6 +183,32 @@ class LDAModel(TopicModel):
         return gamma, y, bounds
 
     # ------------------------------------------------------- the protocol
+    def random_scale(self, n, m, k, total):
+        """None: the Gamma draws have a fixed scale (no pass over X)."""
+        return None
+
+    def draw_documents(self, rng, n_rows, k, scale):
+        """Gamma(100, 1/100) draws of ``gamma``: scikit-learn's LDA start."""
+        return rng.gamma(GAMMA_SHAPE, GAMMA_SCALE, (n_rows, k))
+
+    def draw_topics(self, rng, k, m, scale, dtype):
+        """Gamma(100, 1/100) draws of ``lambda``: scikit-learn's LDA start."""
+        return rng.gamma(GAMMA_SHAPE, GAMMA_SCALE, (k, m)).astype(dtype, copy=False)
+
+    def custom_topics(self, H):
+        """The custom ``lambda`` (validated, or None): needed, and positive."""
+        if H is None:
+            raise ValueError(
+                "init='custom' needs the topics' start: pass it as "
+                "fit(X, H=lambda0), or choose init='random'."
+            )
+        if H.size and H.min() <= 0:
+            raise ValueError(
+                "The custom start H must be strictly positive: it holds "
+                "the Dirichlet parameters lambda of the topics."
+            )
+        return H
+
     def start_from_factors(self, W, H, total):
         """``lambda`` from a count-scale start: ``eta + N pi_k beta_k``.
 
@@ -212,10 +245,25 @@ class LDAModel(TopicModel):
         counts = stats["counts"]
         return (counts if eta is None else eta + counts).astype(H.dtype), None
 
-    def online_step(self, H, counts, doc_ratio, rho):
-        """Hoffman et al.'s stochastic natural-gradient step on the topics."""
+    def online_documents(self, X, H, rng, fresh):
+        """New documents' E-step start: drawn before the first online step
+        (scikit-learn's ``partial_fit``), all ones after it."""
+        if fresh:
+            W = self.draw_documents(rng, X.shape[0], H.shape[0], None)
+            return W.astype(X.dtype, copy=False), False
+        return np.ones((X.shape[0], H.shape[0]), dtype=X.dtype), False
+
+    def online_update(self, H, W, stats, state, rho, n_rows, n_total):
+        """Hoffman, Blei & Bach's stochastic natural-gradient step on ``lambda``.
+
+        ``lambda <- (1 - rho) lambda + rho (eta + n_total / n_rows * counts)``:
+        the step towards the topics of a corpus of ``n_total`` documents
+        made of such mini-batches.  No running state.
+        """
         eta = self.topic_word_prior or 0.0
-        return ((1 - rho) * H + rho * (eta + doc_ratio * counts)).astype(H.dtype)
+        doc_ratio = n_total / n_rows
+        H = ((1 - rho) * H + rho * (eta + doc_ratio * stats["counts"])).astype(H.dtype)
+        return H, None, None
 
     def doc_loss(self, X, W, H):
         # The bound of the state: the topics H and the E-step's gamma for

@@ -403,6 +403,42 @@ class SimplexMap:
         B = self.axis_coordinates(X) @ self.rotation[:, :-1].T
         return (B - self.b_mean + 1 / B.shape[1] - self.low) / self.scale
 
+    def points(self, X, rescale_rows=False):
+        """The rows of ``X`` on the standard simplex, clipped at zero (float64).
+
+        :meth:`to_simplex` with negative coordinates set to 0: a point outside
+        the simplex is replaced by the non-negative part of its image.  With
+        ``rescale_rows``, a row whose largest entry ``b`` exceeds one (a point
+        far outside the training data) is divided by ``2**e``, ``e`` the
+        exponent of ``b`` (``b * 2**-e`` in ``[0.5, 1)``): exact, and
+        harmless where only the row's direction matters (a fold-in), so that
+        it fits a narrower dtype.
+        """
+        P = np.maximum(self.to_simplex(X), 0)
+        if rescale_rows:
+            big = P.max(axis=1, initial=0)
+            exponent = np.where(big > 1, np.frexp(big)[1], 0)
+            P = np.ldexp(P, -exponent[:, None])
+        return P
+
+    def data_mean(self):
+        """The column means of ``X``, in the units of ``X`` (float64).
+
+        ``mean * 2**exponent``: may overflow to infinity for data near the
+        float range.
+        """
+        with np.errstate(over="ignore"):
+            return np.ldexp(self.mean, self.exponent)
+
+    def data_singular_values(self):
+        """The singular values of the centred ``X``, in the units of ``X``.
+
+        ``singular_values * 2**exponent`` (float64): may overflow to
+        infinity for data near the float range.
+        """
+        with np.errstate(over="ignore"):
+            return np.ldexp(self.singular_values, self.exponent)
+
     def from_simplex(self, P):
         """Steps 9 and 10: map points of the standard simplex back to data space.
 

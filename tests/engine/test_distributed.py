@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import BLOCK_READERS, block_files, planted_counts
-from _estimators import estimators_with, slow_except
+from _estimators import estimator_variants, estimators_with, slow_except
 from distributed import Client, LocalCluster
 from joblib import parallel_config
 from numpy.testing import assert_allclose
@@ -26,13 +26,13 @@ from sklearn_topicfac import (
     KLNMF,
     LDAVI,
     PLSI,
-    JointNMF,
     NormalizedNMF,
     config_context,
     get_config,
 )
 from sklearn_topicfac._config import with_config
 from sklearn_topicfac.distributed import fit_dask
+from sklearn_topicfac.engine import Start
 from sklearn_topicfac.engine.dask import DaskData, runner_for
 from sklearn_topicfac.engine.iterations import start
 from sklearn_topicfac.models import LDAModel, NormalizedNMFModel
@@ -65,20 +65,6 @@ def _dask(X, rows=90):
     return da.from_array(X, chunks=(rows, -1), asarray=False)
 
 
-# Block-wise fits run the one-pass solvers whatever the solver (KLNMF "mu",
-# PLSI "em"): the in-memory fits compared with them use those.
-ESTIMATORS = [
-    (KLNMF, {"solver": "mu"}),
-    (NormalizedNMF, {"solver": "mu"}),
-    (PLSI, {"solver": "em"}),
-    (PLSI, {"beta": 0.8}),
-    (JointNMF, {"normalize": "both"}),
-    (JointNMF, {"alpha": 0.5}),
-    (LDAVI, {}),
-]
-IDS = [f"{E.__name__}{kw or ''}" for E, kw in ESTIMATORS]
-
-
 def _close(a, b, rtol=1e-6):
     assert_allclose(a.components_, b.components_, rtol=rtol, atol=1e-12)
     assert_allclose(a.loss_history_, b.loss_history_, rtol=rtol)
@@ -87,19 +73,24 @@ def _close(a, b, rtol=1e-6):
 
 def test_the_engine_setting_reaches_the_workers(client):
     # What the runner's tasks and a lazy transform carry to the workers.
-    for engine in ("numpy", "auto"):
-        with config_context(engine=engine):
+    for backend in ("numpy", "auto"):
+        with config_context(backend=backend):
             task = with_config(get_config)
-        assert client.submit(task, pure=False).result()["engine"] == engine
-    assert client.submit(get_config, pure=False).result()["engine"] == "auto"
+        assert client.submit(task, pure=False).result()["backend"] == backend
+    assert client.submit(get_config, pure=False).result()["backend"] == "auto"
 
 
-# On the numba engine too; slow (each worker process loads the twins).
+# On the numba backend too; slow (each worker process loads the twins).
 @pytest.mark.parametrize(
-    "engine", ["numpy", pytest.param("numba", marks=pytest.mark.slow)], indirect=True
+    "backend", ["numpy", pytest.param("numba", marks=pytest.mark.slow)], indirect=True
 )
-@pytest.mark.parametrize(("Estimator", "params"), ESTIMATORS, ids=IDS)
-def test_distributed_fit_equals_in_memory_fit(engine, client, Estimator, params):
+# Every parameter variant of every block-wise estimator.  Block-wise fits
+# run the one-pass solvers whatever the solver (KLNMF "mu", PLSI "em"): the
+# in-memory fits compared with them use those.
+@pytest.mark.parametrize(
+    ("Estimator", "params"), estimator_variants("blockwise", one_pass=True)
+)
+def test_distributed_fit_equals_in_memory_fit(backend, client, Estimator, params):
     X = _corpus()
     kw = dict(n_components=4, init="random", max_iter=12, tol=0, random_state=3)
     local = Estimator(**kw, **params).fit(X)
@@ -129,7 +120,7 @@ def test_distributed_fit_at_default_parameters_equals_in_memory_fit(client, spec
     kw = dict(n_components=5, random_state=0, split_merge=3)
     if spec.cls is LDAVI:
         # The moves are the mean-field VB's: CVB0, the default, makes none
-        # (its block-wise fits: tests/test_cvb0.py).
+        # (its block-wise fits: tests/estimators/test_cvb0.py).
         kw["inference"] = "vb"
     local = spec.cls(**kw, **spec.one_pass_params).fit(X)
     on_cluster = spec.cls(**kw).fit(_dask(X, rows=45))
@@ -294,14 +285,24 @@ def test_dask_ml_incremental_runs_partial_fit_per_block(client):
     assert_allclose(wrapped.estimator_.components_, manual.components_, rtol=1e-10)
 
 
+def test_online_epochs_on_the_cluster_equal_those_in_memory(client):
+    # One online engine on every runner: the epochs visit the blocks in
+    # order, the topics passed from block to block on the workers.
+    X = _corpus(n=200)
+    params = dict(n_components=3, learning_method="online", batch_size=25)
+    params.update(max_iter=4, random_state=0)
+    here = LDAVI(**params).fit(X)
+    there = LDAVI(**params).fit(_dask(X, rows=50))
+    assert_allclose(there.components_, here.components_, rtol=1e-10)
+    assert_allclose(there.loss_history_, here.loss_history_, rtol=1e-10)
+
+
 def test_errors(client):
     X = _corpus()
     with pytest.raises(ValueError, match=r"X.rechunk\(\{1: -1\}\)"):
         PLSI(n_components=2, init="random").fit(da.from_array(X.toarray(), chunks=50))
     with pytest.raises(ValueError, match="needs the whole matrix"):
         PLSI(n_components=2, init="kmeans").fit(_dask(X))
-    with pytest.raises(ValueError, match="learning_method='batch'"):
-        LDAVI(n_components=2, learning_method="online").fit(_dask(X))
     with pytest.raises(ValueError, match="checkpoint_every"):
         fit_dask(PLSI(n_components=2), _dask(X), checkpoint_every=0)
     with warnings.catch_warnings():
@@ -327,7 +328,7 @@ def test_checkpoint_and_replay_rebuild_the_document_factors_exactly(
     X = _dask(_corpus(n=300), rows=70)
     runner = runner_for(DaskData(X, client, checkpoint_every=100))
     model = {NormalizedNMF: NormalizedNMFModel(), LDAVI: _lda_model(3)}[Estimator]
-    H = start(model, runner, "random", 3, 0, np.random.RandomState(0))
+    H = start(model, runner, Start("random", 3, 0, np.random.RandomState(0)))
     scale = None
     for step in range(n_steps):
         H, scale = model.topic_step(H, runner.step(model, H, scale, step > 0))

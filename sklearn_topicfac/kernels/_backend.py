@@ -1,11 +1,11 @@
-"""Which engine runs a kernel call: the dispatch to the compiled twins."""
+"""Which backend runs a kernel call: the dispatch to the compiled twins."""
 
 import scipy.sparse as sp
 
 from .. import _config
 
-# Work (stored entries times k) from which engine="auto" runs a call on the
-# numba engine.  Below it a NumPy kernel call takes a few milliseconds, and
+# Work (stored entries times k) from which backend="auto" runs a call on the
+# numba backend.  Below it a NumPy kernel call takes a few milliseconds, and
 # a fit of a few hundred iterations would not win back the one-time compile
 # of its twins (1 to 3 s each on a first use; numba's cache then keeps them):
 # the README's demo (Classic3, k = 3: 0.5 M) stays on NumPy and never
@@ -17,7 +17,7 @@ def twins(X, k=1):
     """The compiled twins (`kernels.compiled`) for a call on ``X`` with ``k``
     topics, or None for the NumPy kernels.
 
-    The twins run when ``X`` is CSR, ``k >= 1`` and the engine is
+    The twins run when ``X`` is CSR, ``k >= 1`` and the backend is
     ``"numba"``, or ``"auto"`` with numba installed and ``X.nnz * k`` of at
     least `AUTO_MIN_WORK`.  The module, hence numba, is imported on the
     first such call, and each twin compiles (or loads from numba's cache)
@@ -25,10 +25,10 @@ def twins(X, k=1):
     """
     if k < 1 or not (sp.issparse(X) and X.format == "csr"):
         return None
-    engine = _config.get_config()["engine"]
-    if engine == "numpy":
+    backend = _config.get_config()["backend"]
+    if backend == "numpy":
         return None
-    if engine == "auto" and (
+    if backend == "auto" and (
         X.nnz * k < AUTO_MIN_WORK or not _config.numba_available()
     ):
         return None

@@ -73,7 +73,7 @@ def test_lemma_6_1_l1_penalty_only_rescales_the_document_factor(alpha):
         assert np.array_equal(pen.embedding_ < 1e-3 * pen.embedding_.max(), small)
 
 
-def test_lemma_b_1_both_normalizations_give_the_same_iterates(engine):
+def test_lemma_b_1_both_normalizations_give_the_same_iterates(backend):
     # Paper 002, Lemma B.1: from normalized starts, Alg. 4 and Alg. 6 give
     # the same topics at every iteration; W differs by the document lengths.
     X = _planted()
@@ -95,7 +95,7 @@ def test_lemma_b_1_both_normalizations_give_the_same_iterates(engine):
 @pytest.mark.parametrize(
     "params", [{"normalize": "components"}, {"alpha": 0.5}, {"normalize": "both"}]
 )
-def test_iterates_equal_algorithm_4_written_from_the_paper(engine, params):
+def test_iterates_equal_algorithm_4_written_from_the_paper(backend, params):
     # Paper 002, Alg. 4 and Alg. 6 against tests/_references.joint_nmf, a
     # dense implementation from the posterior of the incoming state (eq. (27)-
     # (29)) that shares no kernel with the package: topics, document factor and
@@ -113,7 +113,7 @@ def test_iterates_equal_algorithm_4_written_from_the_paper(engine, params):
         assert_allclose(model.loss_history_, losses, rtol=1e-10)
 
 
-def test_joint_updates_with_normalized_topics_are_plsa_written_from_hofmann(engine):
+def test_joint_updates_with_normalized_topics_are_plsa_written_from_hofmann(backend):
     # Paper 002: NMF with normalized topics and joint updates is PLSA.  Both
     # JointNMF's modes against Hofmann's EM as written (dense, with the
     # n x m x k posterior; tests/_references.plsa_em): P(w|z) equal, and the
@@ -138,7 +138,7 @@ def test_joint_updates_with_normalized_topics_are_plsa_written_from_hofmann(engi
         assert_allclose(both.embedding_, N * p_z_t * p_d_z / n_d, rtol=1e-10)
 
 
-def test_joint_updates_with_normalized_topics_are_plsi(engine):
+def test_joint_updates_with_normalized_topics_are_plsi(backend):
     # Paper 002: NMF with normalized topics and joint updates is PLSA.
     X = _planted()
     W0, H0 = _normalized_start(X, 4)

@@ -114,10 +114,7 @@ def test_a_refit_on_invalid_input_of_another_width_leaves_the_previous_model(spe
 
 def _interrupt_online_step(monkeypatch, spec):
     """Make the online update of ``partial_fit`` end in a KeyboardInterrupt."""
-    if spec.name in ("LDAVI", "GammaPoissonVI"):
-        module, name = sklearn_topicfac.estimators.lda, "online_vb"
-    else:
-        module, name = sklearn_topicfac.estimators._base, "stepwise_em"
+    module, name = sklearn_topicfac.engine, "partial_fit"
     step = getattr(module, name)
 
     def interrupted(*args, **kwargs):

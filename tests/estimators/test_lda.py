@@ -15,7 +15,7 @@ from sklearn.utils import gen_batches
 
 from sklearn_topicfac import LDAVI as _LDAVI
 from sklearn_topicfac import GammaPoissonVI
-from sklearn_topicfac.engine import InMemoryRunner, start_topics
+from sklearn_topicfac.engine import InMemoryRunner, Start, start_topics
 from sklearn_topicfac.engine.loop import stopped
 from sklearn_topicfac.engine.moves import split_in_two
 from sklearn_topicfac.engine.starts import nndsvda_start
@@ -34,7 +34,7 @@ K = 4
 
 def LDAVI(*args, **params):
     """LDAVI with the mean-field VB that this file tests (``inference="vb"``;
-    CVB0, the default, is tested in tests/test_cvb0.py)."""
+    CVB0, the default, is tested in tests/estimators/test_cvb0.py)."""
     params.setdefault("inference", "vb")
     return _LDAVI(*args, **params)
 
@@ -95,7 +95,7 @@ def _sklearn_epochs(n_epochs, learning_method="batch", batch_size=40, seed=3):
     "doc_topic_prior, topic_word_prior", [(None, "auto"), (2.5, 3.0)]
 )
 def test_e_step_statistics_bound_and_m_step_match_sklearn(
-    engine, doc_topic_prior, topic_word_prior
+    backend, doc_topic_prior, topic_word_prior
 ):
     sk = LatentDirichletAllocation(K, max_iter=3, random_state=0).fit(X)
     if doc_topic_prior is not None:
@@ -121,7 +121,7 @@ def test_e_step_statistics_bound_and_m_step_match_sklearn(
     assert_allclose(H, sk.topic_word_prior_ + counts_sk, rtol=1e-5)
 
 
-def test_batch_epoch_from_the_same_state_matches_sklearn(engine):
+def test_batch_epoch_from_the_same_state_matches_sklearn(backend):
     # A whole epoch (E-step, then M-step) from a state that is not the start.
     sk = LatentDirichletAllocation(K, max_iter=2, random_state=0).fit(X)
     lam = sk.components_.copy()
@@ -242,7 +242,8 @@ def _epochs(est, n_epochs, start):
     E-step from all ones.
     """
     model = _model(est)
-    H = start_topics(model, InMemoryRunner(X), est.init, K, est.random_state)
+    planned = Start(est.init, K, est.random_state, est.random_state)
+    H = start_topics(model, InMemoryRunner(X), planned)
     bounds = []
     for epoch in range(n_epochs + 1):
         bounds.append(model.e_step(X, H)[1] + model.topic_bound(H))
@@ -356,7 +357,7 @@ def _reference_bound(Xd, gamma, lam, alpha, eta):
     return data + doc + topic
 
 
-def test_vector_doc_topic_prior_and_priors_above_one(engine):
+def test_vector_doc_topic_prior_and_priors_above_one(backend):
     alpha = np.array([3.0, 0.5, 2.0, 1.5])
     est = LDAVI(
         K, doc_topic_prior=alpha, topic_word_prior=2.5, max_iter=20, random_state=0
@@ -422,7 +423,7 @@ def test_nndsvda_start_gives_each_svd_topic_its_share_of_the_tokens():
         est = LDAVI(K, topic_word_prior=eta, max_iter=1, tol=0, random_state=2)
         est.fit(Xd)
         runner = InMemoryRunner(Xd)
-        lam0 = start_topics(_model(est), runner, "nndsvda", K, random_state=2)
+        lam0 = start_topics(_model(est), runner, Start("nndsvda", K, 2, 2))
         assert lam0.dtype == dtype
         # The NMF family's NNDSVDa start of the same data and random_state.
         W, H = nndsvda_start(runner, K, random_state=2)
@@ -580,7 +581,7 @@ def test_no_split_merge_moves_online_or_under_three_topics():
     assert online.split_merge_moves_ == []
     assert_array_equal(online.components_, plain.components_)
     # Block-wise fits make the moves of the in-memory fit (since the engine
-    # runs the moves on any runner; tests/test_out_of_core.py checks them on
+    # runs the moves on any runner; tests/engine/test_out_of_core.py checks them on
     # a corpus where a move is kept).
     blocks = LDAVI(K, split_merge=3, **params).fit(Blocks(X, block_size=40))
     memory = LDAVI(K, split_merge=3, **params).fit(X)
@@ -760,7 +761,7 @@ def test_float32_bound_never_decreases():
 
 
 # ----------------------------------------------------- transform and data
-def test_transform_is_deterministic_and_per_document(engine):
+def test_transform_is_deterministic_and_per_document(backend):
     est = LDAVI(K, max_iter=10, random_state=0).fit(X)
     full = est.transform(X)
     assert_allclose(full.sum(axis=1), 1.0, rtol=1e-12)
@@ -798,7 +799,7 @@ def test_sparse_dense_and_explicit_zeros_agree():
         assert_allclose(other.loss_history_, a.loss_history_, rtol=1e-12)
 
 
-def test_callers_data_is_not_modified(engine):
+def test_callers_data_is_not_modified(backend):
     Xs = X.copy()
     Xd = X.toarray()
     snap = (Xs.data.copy(), Xs.indices.copy(), Xs.indptr.copy(), Xd.copy())
@@ -872,7 +873,7 @@ def _reference_iterates(Xd, theta_factor, starts, beta, alpha, n_sweeps):
     return a, beta
 
 
-def test_lemma_e3_gamma_poisson_iterates_equal_lda(engine):
+def test_lemma_e3_gamma_poisson_iterates_equal_lda(backend):
     b, n_epochs, n_sweeps = 0.7, 4, 5
     alpha = np.array([0.3, 1.0, 0.1, 2.0])
     params = dict(
@@ -976,7 +977,7 @@ def _fuzz_counts(seed):
 
 
 @pytest.mark.parametrize("Estimator", [LDAVI, GammaPoissonVI])
-def test_float32_large_counts_give_finite_models(engine, Estimator):
+def test_float32_large_counts_give_finite_models(backend, Estimator):
     # Counts up to 2e7 in float32, and NNDSVDa start topics with entries
     # ~1e-34: the model of a word underflows, x / (Theta B) overflowed in
     # the E-step's sweep and the whole model became NaN, silently.
@@ -991,7 +992,7 @@ def test_float32_large_counts_give_finite_models(engine, Estimator):
     assert np.all(np.diff(est.loss_history_) <= slack)
 
 
-def test_e_step_float32_overflowing_ratio_is_redone_in_float64(engine):
+def test_e_step_float32_overflowing_ratio_is_redone_in_float64(backend):
     # A word that every topic gives probability below the smallest normal
     # float32, with a count of 1e6: the ratio overflows float32, the sweep's
     # result is bounded by the document's length all the same.
@@ -1052,3 +1053,22 @@ def test_split_merge_moves_need_more_than_the_fits_resolution():
     distance = np.abs(p32[:, None, :] - p64[None, :, :]).sum(axis=2)
     assert_array_equal(distance.argmin(axis=1), np.arange(5))
     assert distance.diagonal().max() < 0.1
+
+
+def test_gamma_poisson_partial_fit_runs_ldavi_default_schedule():
+    # GammaPoissonVI has no online parameters: its partial_fit is LDAVI's at
+    # LDAVI's default schedule (documented), so by Lemma E.3 its topics are
+    # those of LDAVI with point-estimate topics -- and not those of another
+    # schedule.
+    alpha = np.array([0.3, 1.0, 0.1, 2.0])
+    common = dict(doc_topic_prior=alpha, random_state=0)
+    gap = GammaPoissonVI(K, **common)
+    lda = LDAVI(K, topic_word_prior=None, **common)
+    assert (lda.learning_offset, lda.learning_decay) == (10.0, 0.7)
+    assert (lda.batch_size, lda.total_samples) == (128, 1e6)
+    other = LDAVI(K, topic_word_prior=None, batch_size=64, **common)
+    for model in (gap, lda, other):
+        model.partial_fit(X).partial_fit(X)
+    assert_allclose(gap.components_, lda.components_, rtol=1e-10)
+    assert gap.n_batch_iter_ == lda.n_batch_iter_
+    assert not np.allclose(other.components_, lda.components_, rtol=1e-3)

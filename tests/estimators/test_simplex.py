@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _worked_examples import CORNERS, X_TRIANGLE
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
@@ -21,32 +22,8 @@ from sklearn_topicfac.models.simplex import (
 )
 
 
-def _perpendicular_triangle(n=1000, noise=0.1, seed=0):
-    """Paper 004's setting: data whose plane of largest variance stands
-    perpendicular to the standard simplex.
-
-    Points fill a triangle spanned by the simplex normal (1, 1, 1) and the
-    in-simplex direction (1, -1, 0), centred at (4, 4, 4), plus a little
-    noise along the remaining direction (1, 1, -2).  Projected onto the
-    simplex they collapse onto a thin segment.
-    """
-    rng = np.random.default_rng(seed)
-    normal = np.ones(3) / np.sqrt(3)
-    along = np.array([1.0, -1.0, 0.0]) / np.sqrt(2)
-    across = np.array([1.0, 1.0, -2.0]) / np.sqrt(6)
-    angles = np.deg2rad([90, 210, 330])
-    corners = 4 + 3 * (
-        np.outer(np.cos(angles), normal) + np.outer(np.sin(angles), along)
-    )
-    X = rng.dirichlet(np.ones(3), size=n) @ corners
-    return X + noise * rng.standard_normal((n, 1)) * across, corners
-
-
 def _inside(X, vertices, tol=1e-9):
     return float(np.mean(np.all(affine_coordinates(X, vertices) >= -tol, axis=1)))
-
-
-X_TRIANGLE, CORNERS = _perpendicular_triangle()
 
 
 # ------------------------------------------------------------------- T
@@ -501,9 +478,7 @@ def _corner_distances(vertices):
 
 def test_plsi_given_as_inner_model_is_the_default():
     default = SimplexPLSA(n_components=3, random_state=0).fit(X_TRIANGLE)
-    inner = PLSI(
-        solver="em", max_iter=1000, tol=1e-6, split_merge=0, random_state=0
-    )
+    inner = PLSI(solver="em", max_iter=1000, tol=1e-6, split_merge=0, random_state=0)
     given = SimplexPLSA(n_components=3, random_state=0, inner_model=inner)
     given.fit(X_TRIANGLE)
     assert_allclose(given.components_, default.components_, rtol=1e-12)

@@ -10,8 +10,8 @@ from numpy.testing import assert_allclose
 from sklearn_topicfac import kernels as K
 from sklearn_topicfac.kernels import products
 
-# Every contract here holds for both engines of the kernels.
-pytestmark = pytest.mark.usefixtures("engine")
+# Every contract here holds for both backends of the kernels.
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 def _problem(n=30, m=25, k=4, density=0.3, dtype=np.float64, seed=0):

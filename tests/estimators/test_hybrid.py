@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import planted_counts
+from _estimators import classes_with
+from _worked_examples import replay_phases
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_topicfac import KLNMF, PLSI, HybridNMFPLSI, JointNMF, NormalizedNMF
+from sklearn_topicfac import KLNMF, PLSI, HybridNMFPLSI
 from sklearn_topicfac.engine.starts import kmeans_labels, kmeans_start
 from sklearn_topicfac.kernels import kl_divergence
 from sklearn_topicfac.metrics import clustering_accuracy
@@ -60,7 +62,7 @@ def test_kmeans_start_recovers_separated_clusters():
     assert clustering_accuracy(y, labels) == 1.0
 
 
-@pytest.mark.parametrize("Estimator", [KLNMF, NormalizedNMF, PLSI, JointNMF])
+@pytest.mark.parametrize("Estimator", classes_with("multiplicative_family"))
 def test_every_estimator_offers_the_kmeans_start(Estimator):
     X, y = _blocks()
     est = Estimator(n_components=3, init="kmeans", random_state=0, max_iter=50)
@@ -112,32 +114,6 @@ def test_objective_never_rises_from_phase_to_phase(seed):
     assert_allclose(history[boundaries], phases, rtol=1e-12)
     assert est.n_iter_ == est.phase_n_iter_.sum() == len(history) - 1
     assert est.loss_ == phases[-1] == history[-1]
-
-
-def replay_phases(X, n_rounds, **params):
-    """The hybrid's phases run one by one with KLNMF and PLSI.
-
-    Round 1's NMF phase is KLNMF from the K-means start; every later phase is
-    the other estimator started (``init="custom"``) from the state the
-    previous phase ended in, read from its fitted attributes.  Returns the
-    objective at the start and after every iteration of every phase, and the
-    objective after every phase, as `HybridNMFPLSI` records them.
-    """
-    common = dict(split_merge=0, **params)
-    N = X.sum()
-    model = KLNMF(init="kmeans", **common).fit(X)
-    history, phases = list(model.loss_history_), [model.loss_history_[0], model.loss_]
-    for _ in range(1, 2 * n_rounds):
-        if isinstance(model, KLNMF):
-            W, H = model.embedding_, model.components_
-            model = PLSI(init="custom", **common)
-        else:
-            W, H = model.p_d_given_z_ * model.p_z_ * N, model.components_
-            model = KLNMF(init="custom", **common)
-        model.fit(X, W=W, H=H)
-        history.extend(model.loss_history_[1:])
-        phases.append(model.loss_)
-    return np.array(history), np.array(phases)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import BLOCK_READERS, block_files, planted_counts
-from _estimators import BY_NAME, estimators_with, slow_except
+from _estimators import (
+    BY_NAME,
+    classes_with,
+    estimator_variants,
+    estimators_with,
+    slow_except,
+)
 from numpy.testing import assert_allclose
 from sklearn.base import clone
 
@@ -19,10 +25,8 @@ from sklearn_topicfac import (
     LDAVI,
     PLSI,
     HybridNMFPLSI,
-    JointNMF,
-    NormalizedNMF,
 )
-from sklearn_topicfac.engine import InMemoryRunner, start_topics
+from sklearn_topicfac.engine import InMemoryRunner, Start, start_topics
 from sklearn_topicfac.kernels import kl_divergence
 from sklearn_topicfac.models import PLSIModel
 from sklearn_topicfac.out_of_core import Blocks
@@ -38,15 +42,14 @@ def _same_fit(a, b, rtol=1e-6):
     assert_allclose(a.embedding_, b.embedding_, rtol=rtol, atol=1e-10)
 
 
-@pytest.mark.parametrize("Estimator", [KLNMF, NormalizedNMF, PLSI, JointNMF, LDAVI])
-def test_blocks_fit_equals_in_memory_fit(engine, Estimator):
+@pytest.mark.parametrize(("Estimator", "params"), estimator_variants("blockwise"))
+def test_blocks_fit_equals_in_memory_fit(backend, Estimator, params):
     # A block-wise fit runs the one-pass solver (KLNMF "mu", PLSI "em")
     # whatever the solver: the in-memory fit of that solver.
     X = planted_counts(n=250, m=50, seed=1)
-    one_pass = dict(KW, **BY_NAME[Estimator.__name__].one_pass_params)
-    _same_fit(
-        Estimator(**one_pass).fit(X), Estimator(**KW).fit(Blocks(X, block_size=60))
-    )
+    one_pass = {**KW, **params, **BY_NAME[Estimator.__name__].one_pass_params}
+    blocks = Estimator(**KW, **params).fit(Blocks(X, block_size=60))
+    _same_fit(Estimator(**one_pass).fit(X), blocks)
 
 
 def _same_moves(a, b):
@@ -70,7 +73,7 @@ def test_blocks_fit_at_default_parameters_equals_in_memory_fit(spec):
     kw = dict(n_components=5, random_state=0, split_merge=3)
     if spec.cls is LDAVI:
         # The moves are the mean-field VB's: CVB0, the default, makes none
-        # (its block-wise fits: tests/test_cvb0.py).
+        # (its block-wise fits: tests/estimators/test_cvb0.py).
         kw["inference"] = "vb"
     memory = spec.cls(**kw, **spec.one_pass_params).fit(X)
     blocks = spec.cls(**kw).fit(Blocks(X, block_size=50))
@@ -156,6 +159,19 @@ def test_memory_is_bounded_by_a_block_not_the_corpus():
     assert peak < w_bytes * 10 + corpus_bytes / 8, (peak, corpus_bytes, w_bytes)
 
 
+def test_online_epochs_block_by_block_equal_those_in_memory():
+    # The online epochs run on every runner: blocks whose sizes are
+    # multiples of the mini-batch visit the same mini-batches in the same
+    # order as the matrix in memory, so the fit is the same.
+    X = planted_counts(n=120, m=20, seed=4)
+    params = dict(n_components=2, learning_method="online", batch_size=20)
+    params.update(max_iter=3, random_state=0)
+    here = LDAVI(**params).fit(X)
+    blocks = LDAVI(**params).fit(Blocks(X, block_size=40))
+    assert_allclose(blocks.components_, here.components_, rtol=1e-10)
+    assert_allclose(blocks.loss_history_, here.loss_history_, rtol=1e-10)
+
+
 def test_blocks_errors():
     X = planted_counts(n=100, m=20, seed=4)
     bad = X.toarray()
@@ -168,8 +184,6 @@ def test_blocks_errors():
         PLSI(n_components=2, init="kmeans").fit(Blocks(X))
     with pytest.raises(ValueError, match="cannot be fitted block by block"):
         HybridNMFPLSI(n_components=2).fit(Blocks(X))
-    with pytest.raises(ValueError, match="learning_method='batch'"):
-        LDAVI(n_components=2, learning_method="online").fit(Blocks(X))
     with pytest.raises(ValueError, match="then transform each block"):
         PLSI(**KW).fit_transform(Blocks(X))
     with pytest.raises(ValueError, match="21 columns, block 0 has 20"):
@@ -231,7 +245,7 @@ def _fold_in_objective(model, X):
 
 
 @pytest.mark.parametrize(
-    "Estimator", slow_except([KLNMF, NormalizedNMF, PLSI, JointNMF], "KLNMF")
+    "Estimator", slow_except(classes_with("multiplicative_family"), "KLNMF")
 )
 def test_partial_fit_approaches_the_batch_solution(Estimator):
     X = planted_counts(n=600, m=80, seed=0)
@@ -274,7 +288,7 @@ def test_partial_fit_is_stepwise_em():
 
     model = PLSI(n_components=3, random_state=0, learning_decay=1.0, learning_offset=1)
     runner = InMemoryRunner(sp.csr_matrix(X))
-    H0 = start_topics(PLSIModel(), runner, "nndsvda", 3, random_state=0)
+    H0 = start_topics(PLSIModel(), runner, Start("nndsvda", 3, 0, 0))
     model.partial_fit(X)
     H1 = model.components_.copy()
     assert_allclose(H1, rows_normalized(expected_counts(H0)), rtol=1e-6, atol=1e-15)

@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import planted_counts, random_start
-from _estimators import BY_NAME, slow_except
+from _estimators import BY_NAME, classes_with, slow_except
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import xlogy
 
-from sklearn_topicfac import KLNMF, PLSI, JointNMF, NormalizedNMF
+from sklearn_topicfac import KLNMF
 from sklearn_topicfac import kernels as K
 from sklearn_topicfac.kernels import _parallel, products
 
-ESTIMATORS = [KLNMF, NormalizedNMF, JointNMF, PLSI]
+ESTIMATORS = classes_with("multiplicative_family")
 
 
 def _lda_like(n=300, m=120, k=5, mean_length=40, seed=0, dtype=np.float64):

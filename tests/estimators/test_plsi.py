@@ -4,6 +4,12 @@ import numpy as np
 import pytest
 from _corpora import planted_counts as _planted
 from _references import plsa_em, tempered_posterior
+from _worked_examples import (
+    PAPER_NMF_C,
+    PAPER_NMF_H,
+    PAPER_NMF_S,
+    fit_worked_example,
+)
 from numpy.testing import assert_allclose
 
 from sklearn_topicfac import KLNMF, PLSI
@@ -11,7 +17,7 @@ from sklearn_topicfac.kernels import normalize_columns, normalize_rows
 
 
 @pytest.mark.parametrize("beta", [1.0, 0.8])
-def test_plsi_iterates_equal_hofmanns_em(engine, beta):
+def test_plsi_iterates_equal_hofmanns_em(backend, beta):
     rng = np.random.default_rng(0)
     X = rng.poisson(2.0, size=(9, 7)).astype(float)
     k = 3
@@ -61,7 +67,7 @@ def test_probabilities_are_normalized():
     assert_allclose(model.inverse_transform(theta).sum(axis=1), 1.0)
 
 
-def test_fold_in_is_em_on_topic_proportions(engine):
+def test_fold_in_is_em_on_topic_proportions(backend):
     # theta <- theta * (R @ C.T) / N_d with C fixed, from the uniform start;
     # with tol=0 every document runs exactly max_iter sweeps.
     X = _planted(n=20)
@@ -82,7 +88,7 @@ def _entropy(p):
 
 
 @pytest.mark.parametrize("beta", [0.5, 0.8])
-def test_tempered_em_smooths_the_topic_proportions(engine, beta):
+def test_tempered_em_smooths_the_topic_proportions(backend, beta):
     # Hofmann's tempered E-step: P(z|d,w) proportional to
     # [P(z) P(d|z) P(w|z)] ** beta, computed densely from the same state
     # (tests/_references.tempered_posterior).  One step of PLSI(beta) gives
@@ -121,46 +127,9 @@ def test_tempered_em_fits_spread_documents_over_more_topics():
     assert np.all(np.isfinite(tempered.components_))
 
 
-# Paper 001 (Ding, Li & Peng), "An Illustration of NMF/PLSI Difference":
-# X is 5 terms x 6 documents; C0 (terms x topics), S0, H0 (documents x topics).
-PAPER_X = np.array(
-    [
-        [0.048, 0.042, 0.047, 0.024, 0.029, 0.026],
-        [0.035, 0.040, 0.045, 0.016, 0.023, 0.029],
-        [0.031, 0.019, 0.031, 0.040, 0.045, 0.042],
-        [0.027, 0.023, 0.031, 0.032, 0.039, 0.045],
-        [0.047, 0.043, 0.035, 0.026, 0.021, 0.019],
-    ]
-)
-PAPER_C0 = np.array(
-    [[0.24, 0.20], [0.02, 0.27], [0.31, 0.16], [0.07, 0.26], [0.36, 0.11]]
-)
-PAPER_S0 = np.array([0.34, 0.66])
-PAPER_H0 = np.array(
-    [[0.18, 0.19], [0.15, 0.18], [0.15, 0.21], [0.18, 0.12], [0.18, 0.14], [0.16, 0.16]]
-)
-# The converged NMF solution printed in the paper.
-PAPER_NMF_C = np.array(
-    [[0.33, 0.14], [0.29, 0.12], [0.02, 0.33], [0.05, 0.29], [0.32, 0.11]]
-)
-PAPER_NMF_S = np.array([0.39, 0.61])
-PAPER_NMF_H = np.array(
-    [[0.27, 0.14], [0.28, 0.09], [0.25, 0.15], [0.07, 0.18], [0.06, 0.22], [0.06, 0.23]]
-)
-
-
-def _fit_worked_example(estimator):
-    # Our orientation is documents x terms: X = X_paper.T, the document
-    # factor is H0 S0 and the topic factor is C0.T.  The paper's algorithms:
-    # multiplicative updates and plain EM.
-    solver = "mu" if estimator is KLNMF else "em"
-    model = estimator(2, solver=solver, init="custom", max_iter=5000, tol=0)
-    return model.fit(PAPER_X.T, W=PAPER_H0 * PAPER_S0, H=PAPER_C0.T)
-
-
 def test_worked_example_nmf_and_plsi_reach_different_factors_same_value():
-    nmf = _fit_worked_example(KLNMF)
-    plsi = _fit_worked_example(PLSI)
+    nmf = fit_worked_example(KLNMF)
+    plsi = fit_worked_example(PLSI)
     # Same objective value.
     assert abs(nmf.loss_ - plsi.loss_) <= 1e-6 * nmf.loss_
     # Different factors: compared in the same normalized form, they stay
@@ -182,7 +151,7 @@ def test_worked_example_nmf_matches_the_printed_solution():
     # The paper prints two decimals of factors computed from an X printed
     # with three, so agreement is expected to about 0.005 plus the effect of
     # X's rounding; we see at most 0.0055.
-    nmf = _fit_worked_example(KLNMF)
+    nmf = fit_worked_example(KLNMF)
     C, s = normalize_rows(nmf.components_)
     D, s_col = normalize_columns(nmf.embedding_ * s)
     assert_allclose(C.T, PAPER_NMF_C, atol=0.006)

@@ -41,8 +41,8 @@ def _state(X, k, seed=0):
 
 @pytest.mark.parametrize("n_inner", [0, 1, 3])
 @pytest.mark.parametrize("exclude_words", [True, False])
-def test_sweep_matches_the_equations(engine, n_inner, exclude_words, monkeypatch):
-    if engine == "numba":
+def test_sweep_matches_the_equations(backend, n_inner, exclude_words, monkeypatch):
+    if backend == "numba":
         # The twin sweeps by documents, or by terms when the topics'
         # counts outgrow the cache: both ways.
         from sklearn_topicfac.kernels import compiled
@@ -160,7 +160,7 @@ def test_cvb0_beats_vb_on_held_out_words_with_a_rare_vocabulary():
 
 
 @pytest.mark.parametrize("sparse", [True, False])
-def test_float32_through_and_sparse_equals_dense(engine, sparse):
+def test_float32_through_and_sparse_equals_dense(backend, sparse):
     X = lda_counts(n=60, k=3)
     X32 = X.astype(np.float32)
     est = LDAVI(3, inference="cvb0", max_iter=10, tol=0, random_state=0)

@@ -13,7 +13,7 @@ from sklearn_topicfac.kernels import kl_divergence
 
 @pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("n_iter", [1, 2, 10, 50])
-def test_klnmf_reproduces_sklearn_mu_iterates(engine, sparse, n_iter):
+def test_klnmf_reproduces_sklearn_mu_iterates(backend, sparse, n_iter):
     X = _planted(sparse=sparse)
     W0, H0 = _start(X, 4)
     ref = NMF(
@@ -43,7 +43,7 @@ def test_klnmf_reproduces_sklearn_mu_iterates(engine, sparse, n_iter):
 @pytest.mark.parametrize("estimator", [KLNMF, NormalizedNMF])
 @pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_objective_never_increases(engine, estimator, sparse, dtype, solver):
+def test_objective_never_increases(backend, estimator, sparse, dtype, solver):
     X = _planted(sparse=sparse, dtype=dtype)
     model = estimator(
         5, solver=solver, init="random", random_state=0, max_iter=100, tol=0
@@ -83,7 +83,7 @@ def test_fitted_model_matches_column_sums_of_x():
         (np.float64, "cd"),
     ],
 )
-def test_normalized_nmf_equals_klnmf_at_every_iteration(engine, dtype, solver):
+def test_normalized_nmf_equals_klnmf_at_every_iteration(backend, dtype, solver):
     # Zhang, Ding & Tang's open problem (10): multiplicative KL updates are
     # scale-equivariant, so renormalizing after every half-step leaves the
     # product D diag(s) C equal to KLNMF's W H at every iteration.  So are
@@ -116,7 +116,7 @@ def test_normalized_nmf_factors_are_probabilities():
     assert np.all(model.p_z_ > 0)
 
 
-def test_transform_is_the_convex_fold_in_of_the_fitted_topics(engine):
+def test_transform_is_the_convex_fold_in_of_the_fitted_topics(backend):
     # With the topics fixed, the W subproblem is convex: at a converged fit
     # the training factor is its minimizer, and the fold-in reaches it.
     X = _planted(n=60, m=50, k=3, seed=3)
