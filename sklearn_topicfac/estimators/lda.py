@@ -549,7 +549,7 @@ default=None
         n, m = runner.shape
         k = self.n_components
         runs = [
-            engine.fit_model(
+            engine.fit(
                 self._build_model(),
                 runner,
                 engine.Plan(
