@@ -43,8 +43,8 @@ from sklearn_topicfac.datasets import (
 )
 from sklearn_topicfac.metrics import clustering_accuracy
 
-# The module (``sklearn_topicfac.engine.fit`` is also the name of its function).
-engine_fit = importlib.import_module("sklearn_topicfac.engine.fit")
+# The module that makes the moves of a fit.
+engine_fit = importlib.import_module("sklearn_topicfac.engine.fitting")
 
 # The shared corpora: ``--data-dir``, by default ../shared/data beside the repository.
 DATA_DIR = [Path(__file__).resolve().parents[2] / "shared" / "data"]
@@ -103,7 +103,7 @@ def load(name, max_docs, seed=0):
 
 
 class MoveClock:
-    """Wall time spent in ``engine.fit.split_merge`` while installed."""
+    """Wall time spent in ``engine.fitting.split_merge`` while installed."""
 
     def __init__(self):
         self.seconds = 0.0

@@ -74,7 +74,8 @@ def _progress(estimator, enabled, stream):
     the fit.
     SimplexPLSA's bar counts its PLSA step.
     """
-    total = estimator._max_runs() * (getattr(estimator, "max_iter", 0) or 0)
+    runs = getattr(estimator, "_max_runs", lambda: 1)()  # foreign: one run
+    total = runs * (getattr(estimator, "max_iter", 0) or 0)
     bar = _ProgressBar(f"[{type(estimator).__name__}]", total, stream)
     counter = _IterationCount(bar if enabled else None)
     try:

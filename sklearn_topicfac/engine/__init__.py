@@ -12,7 +12,7 @@ protocol (`models.TopicModel`) and never imports an estimator:
 - `starts`: the one place that decides a fit's start, for every source;
 - `loop`: the fit loop, its stopping rule and its progress callback;
 - `iterations`: a model's batch iterations on a runner;
-- `fit`: `fit_model`, the one fit entry, carrying out a plan (starts,
+- `fitting`: `fit`, the one fit entry, carrying out a plan (starts,
   iterations, restarts, moves);
 - `moves`: split-merge moves;  `phases`: alternation of two models;
 - `online`: online epochs and ``partial_fit``, one engine.
@@ -22,8 +22,7 @@ from .._validation import is_dask_array
 from ..kernels import thread_budget
 from .dask import DaskData, map_row_blocks
 from .dask import runner_for as dask_runner_for
-from .fit import FitResult
-from .fit import fit as fit_model
+from .fitting import FitResult, fit
 from .iterations import start_topics
 from .loop import IterationInfo, fit_callback
 from .online import partial_fit
@@ -58,8 +57,8 @@ __all__ = [
     "Schedule",
     "Settings",
     "Start",
+    "fit",
     "fit_callback",
-    "fit_model",
     "is_blockwise",
     "map_row_blocks",
     "partial_fit",

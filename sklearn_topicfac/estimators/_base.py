@@ -4,7 +4,7 @@ An estimator is parameters and their constraints, the model it builds from
 them (`sklearn_topicfac.models`), and its fitted attributes.  Everything
 else is written once, here and in the engine: validation, the choice of the
 runner (in memory, `Blocks`, Dask), the plan of a fit and ``fit`` through
-`engine.fit_model`, ``partial_fit`` through `engine.partial_fit`, the
+`engine.fit`, ``partial_fit`` through `engine.partial_fit`, the
 convergence warning, the deterministic fold-in ``transform``,
 ``topic_proportions``, ``inverse_transform``, ``score`` and the tags.
 
@@ -294,7 +294,7 @@ class TopicFactorization(TopicEstimator):
 
         The moves tried are stored in ``split_merge_moves_``.
         """
-        result = engine.fit_model(self._build_model(), runner, self._plan(runner, W, H))
+        result = engine.fit(self._build_model(), runner, self._plan(runner, W, H))
         self.split_merge_moves_ = result.moves
         return result
 

@@ -573,7 +573,7 @@ default=None
             resolve_init(init, self._default_init, n, m, k),
             k, self.random_state, self.random_state_, W, H,
         )  # fmt: skip
-        result = engine.fit_model(model, runner, engine.Plan(start, settings))
+        result = engine.fit(model, runner, engine.Plan(start, settings))
         if not result.converged:
             scouted = Run(
                 result.H, result.history, result.n_iter, result.converged,

@@ -99,6 +99,8 @@ def test_distributed_fit_equals_in_memory_fit(backend, client, Estimator, params
     # Communication per iteration: the topics to each worker and one sum of
     # statistics back per worker -- O(k x n_features), not O(n_samples).
     k, m = local.components_.shape
+    # (A worker killed by an earlier test may still be coming back.)
+    client.wait_for_workers(2, timeout=60)
     per_worker = on_cluster.n_bytes_per_iteration_ / len(
         client.scheduler_info()["workers"]
     )
