@@ -195,13 +195,14 @@ class LDAVI(_Variational):
     proportions :math:`\\theta_d \\sim \\mathrm{Dir}(\\alpha)`, each topic is
     a distribution over terms :math:`\\beta_k \\sim \\mathrm{Dir}(\\eta)`, and
     each word picks a topic from :math:`\\theta_d` and a term from that
-    topic.  By default (``inference="auto"``, batch learning with a prior on
-    the topics) the fit is zero-order collapsed variational inference, CVB0
-    (see ``inference``): it integrates
+    topic.  With ``inference="cvb0"`` (or ``"auto"``: CVB0 where it runs,
+    batch learning with a prior on the topics) the fit is zero-order
+    collapsed variational inference, CVB0 (see ``inference``): it integrates
     :math:`\\theta` and :math:`\\beta` out and keeps expected counts, so its
     topics :math:`N_{kw} + \\eta` carry no :math:`\\exp\\psi` shrinkage of
-    rare terms.  ``inference="vb"`` is the mean-field variational Bayes of
-    scikit-learn's ``LatentDirichletAllocation``, described now.  With
+    rare terms.  The default, ``inference="vb"``, is the mean-field
+    variational Bayes of scikit-learn's ``LatentDirichletAllocation``,
+    described now.  With
     :math:`q(\\theta_d) = \\mathrm{Dir}(\\gamma_d)` and
     :math:`q(\\beta_k) = \\mathrm{Dir}(\\lambda_k)`, the fit maximizes the
     evidence lower bound
@@ -385,7 +386,7 @@ default=None
     verbose : int, default=0
         Print the negative bound and elapsed time every 10 epochs (every
         epoch if ``verbose > 1``).
-    inference : {"auto", "cvb0", "vb"}, default="auto"
+    inference : {"vb", "cvb0", "auto"}, default="vb"
         ``"auto"``: ``"cvb0"`` where it runs -- batch learning with a
         topic-word prior -- else ``"vb"`` (online learning, point-estimate
         topics).
@@ -524,7 +525,7 @@ default=None
         tol=1e-4,
         random_state=None,
         verbose=0,
-        inference="auto",
+        inference="vb",
     ):
         self.n_components = n_components
         self.doc_topic_prior = doc_topic_prior
