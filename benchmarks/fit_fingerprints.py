@@ -28,18 +28,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sklearn_topicfac as tf  # noqa: E402
+from sklearn_topicfac.estimators import __all__ as ESTIMATORS  # noqa: E402
 from sklearn_topicfac.out_of_core import Blocks  # noqa: E402
-
-ESTIMATORS = (
-    "KLNMF",
-    "NormalizedNMF",
-    "PLSI",
-    "JointNMF",
-    "LDAVI",
-    "GammaPoissonVI",
-    "HybridNMFPLSI",
-    "SimplexPLSA",
-)
 
 
 def _digest(*arrays):

@@ -207,13 +207,9 @@ REGISTRY = (
         # One split-merge move at most (default: 3): the moves are exercised,
         # each costs a whole fit; at most 20 E-step sweeps per document and
         # E-step (default: 100) on the tests' small corpora.  The contracts
-        # below are the mean-field VB's (the default, inference="vb": a bound
-        # that never falls, max_iter epochs, the NNDSVDa start); CVB0
-        # (inference="cvb0" and "auto") is in check_params and
-        # tests/estimators/test_cvb0.py.
-        fast_params=_frozen(
-            {"split_merge": 1, "max_doc_update_iter": 20, "inference": "vb"}
-        ),
+        # are the default mean-field VB's; CVB0 (inference="cvb0") is tested
+        # in tests/estimators/test_cvb0.py.
+        fast_params=_frozen({"split_merge": 1, "max_doc_update_iter": 20}),
         check_params=(
             {},
             {"topic_word_prior": None},

@@ -120,10 +120,6 @@ def test_distributed_fit_at_default_parameters_equals_in_memory_fit(client, spec
     # topics, 5 fitted), as in memory.
     X = planted_counts(n=120, m=70, k=4, seed=0)
     kw = dict(n_components=5, random_state=0, split_merge=3)
-    if spec.cls is LDAVI:
-        # The moves are the mean-field VB's: CVB0, the default, makes none
-        # (its block-wise fits: tests/estimators/test_cvb0.py).
-        kw["inference"] = "vb"
     local = spec.cls(**kw, **spec.one_pass_params).fit(X)
     on_cluster = spec.cls(**kw).fit(_dask(X, rows=45))
     _close(local, on_cluster)

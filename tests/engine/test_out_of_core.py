@@ -71,10 +71,6 @@ def test_blocks_fit_at_default_parameters_equals_in_memory_fit(spec):
     # move is proposed, tried on the blocks and undone, as in memory).
     X = planted_counts(n=120, m=70, k=4, seed=0)
     kw = dict(n_components=5, random_state=0, split_merge=3)
-    if spec.cls is LDAVI:
-        # The moves are the mean-field VB's: CVB0, the default, makes none
-        # (its block-wise fits: tests/estimators/test_cvb0.py).
-        kw["inference"] = "vb"
     memory = spec.cls(**kw, **spec.one_pass_params).fit(X)
     blocks = spec.cls(**kw).fit(Blocks(X, block_size=50))
     _same_fit(memory, blocks)

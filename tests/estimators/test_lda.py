@@ -13,8 +13,7 @@ from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import gen_batches
 
-from sklearn_topicfac import LDAVI as _LDAVI
-from sklearn_topicfac import GammaPoissonVI
+from sklearn_topicfac import LDAVI, GammaPoissonVI
 from sklearn_topicfac.engine import InMemoryRunner, Start, start_topics
 from sklearn_topicfac.engine.loop import stopped
 from sklearn_topicfac.engine.moves import split_in_two
@@ -30,13 +29,6 @@ from sklearn_topicfac.models import LDAModel
 from sklearn_topicfac.models._moves import split_gain
 
 K = 4
-
-
-def LDAVI(*args, **params):
-    """LDAVI with the mean-field VB that this file tests (``inference="vb"``;
-    CVB0, the default, is tested in tests/estimators/test_cvb0.py)."""
-    params.setdefault("inference", "vb")
-    return _LDAVI(*args, **params)
 
 
 X = lda_counts(k=K)

@@ -216,11 +216,9 @@ def test_variational_engines_agree_after_50_iterations(Estimator, dtype):
     # Every document gets the same number of E-step sweeps on both backends
     # (mean_change_tol=0), and the fit runs its 50 epochs (tol=0).
     X = lda_counts(dtype=dtype)
-    # LDAVI's mean-field VB (its E-step; CVB0's sweep: test_cvb0.py).
-    vb = {"inference": "vb"} if Estimator is LDAVI else {}
     (ref, ref_doc), (fast, fast_doc) = _fits_on_both_engines(
         Estimator, X, max_iter=50, tol=0.0, mean_change_tol=0.0,
-        max_doc_update_iter=100, **vb,
+        max_doc_update_iter=100,
     )  # fmt: skip
     rtol = 1e-4 if dtype == np.float32 else 1e-10
     assert ref.n_iter_ == fast.n_iter_ == 50
