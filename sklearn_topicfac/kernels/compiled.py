@@ -582,6 +582,36 @@ def lda_e_step(X, gamma, B, alpha, max_iter, tol):
     return gamma, y
 
 
+@nb.njit(inline="always", **_JIT)
+def _cvb0_substitute(
+    g, new, doc, term, word, totals, alpha, eta, v_eta, own, exclude_words,
+    n_inner,
+):  # fmt: skip
+    # The ``n_inner`` damped substitutions of one entry's own fixed point,
+    # shared by `_cvb0_rows` and `_cvb0_columns`: ``g`` (the entry's topic
+    # shares) is updated in place; ``doc`` and ``term`` are the counts of
+    # the entry's document and term, ``own`` its own tokens (at most one).
+    k = g.shape[0]
+    for _ in range(n_inner):
+        if exclude_words:
+            for z in range(k):
+                e = own * g[z]
+                new[z] = (
+                    (max(doc[z] - e, 0.0) + alpha[z])
+                    * (max(term[z] - e, 0.0) + eta)
+                    / (max(totals[z] - e, 0.0) + v_eta)
+                )
+        else:
+            for z in range(k):
+                new[z] = (max(doc[z] - own * g[z], 0.0) + alpha[z]) * word[z]
+        s = 0.0
+        for z in range(k):
+            s += new[z]
+        r = 0.5 / s
+        for z in range(k):
+            g[z] = 0.5 * g[z] + new[z] * r
+
+
 @nb.njit(**_JIT)
 def _cvb0_rows(
     indptr, indices, data, D, Tt, totals, alpha, eta, v_eta, exclude_words,
@@ -618,24 +648,10 @@ def _cvb0_rows(
             r = 1.0 / s
             for z in range(k):
                 g[z] *= r
-            for _ in range(n_inner):
-                if exclude_words:
-                    for z in range(k):
-                        e = own * g[z]
-                        new[z] = (
-                            (max(D[i, z] - e, 0.0) + alpha[z])
-                            * (max(Tt[c, z] - e, 0.0) + eta)
-                            / (max(totals[z] - e, 0.0) + v_eta)
-                        )
-                else:
-                    for z in range(k):
-                        new[z] = (max(D[i, z] - own * g[z], 0.0) + alpha[z]) * word[z]
-                s = 0.0
-                for z in range(k):
-                    s += new[z]
-                r = 0.5 / s
-                for z in range(k):
-                    g[z] = 0.5 * g[z] + new[z] * r
+            _cvb0_substitute(
+                g, new, D[i], Tt[c], word, totals, alpha, eta, v_eta, own,
+                exclude_words, n_inner,
+            )  # fmt: skip
             for z in range(k):
                 acc[z] += x * g[z]
                 new_topic[part, c, z] += x * g[z]
@@ -685,24 +701,10 @@ def _cvb0_columns(
             r = 1.0 / s
             for z in range(k):
                 g[z] *= r
-            for _ in range(n_inner):
-                if exclude_words:
-                    for z in range(k):
-                        e = own * g[z]
-                        new[z] = (
-                            (max(D[i, z] - e, 0.0) + alpha[z])
-                            * (max(term[z] - e, 0.0) + eta)
-                            / (max(totals[z] - e, 0.0) + v_eta)
-                        )
-                else:
-                    for z in range(k):
-                        new[z] = (max(D[i, z] - own * g[z], 0.0) + alpha[z]) * word[z]
-                s = 0.0
-                for z in range(k):
-                    s += new[z]
-                r = 0.5 / s
-                for z in range(k):
-                    g[z] = 0.5 * g[z] + new[z] * r
+            _cvb0_substitute(
+                g, new, D[i], term, word, totals, alpha, eta, v_eta, own,
+                exclude_words, n_inner,
+            )  # fmt: skip
             for z in range(k):
                 acc[z] += x * g[z]
                 new_doc[part, i, z] += x * g[z]
