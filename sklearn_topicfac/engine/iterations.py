@@ -57,7 +57,12 @@ def run(model, runner, H, settings, *, warm, label="fit", history=()):
         return final["loss"] + model.topic_loss(H)
 
     history, n_iter, converged = settings.loop(
-        iterate, final_loss, run=label, describe=runner.describe, history=history
+        iterate,
+        final_loss,
+        run=label,
+        describe=runner.describe,
+        history=history,
+        min_iter=model.min_iter,
     )
     return Run(H, history, n_iter, converged, n_iter)
 

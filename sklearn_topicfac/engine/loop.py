@@ -145,6 +145,7 @@ def iteration_loop(
     *,
     max_iter,
     tol,
+    min_iter=1,
     verbose=0,
     name="",
     run="fit",
@@ -158,7 +159,8 @@ def iteration_loop(
     Prints the ``verbose`` progress lines (``describe()`` adds to them),
     calls the `fit_callback` functions, and returns ``(history, n_iter,
     converged)``; ``history`` holds the objective of the start and after
-    every iteration.  A run that continues another passes the other's
+    every iteration.  The stopping rule is consulted from iteration
+    ``min_iter`` of the whole fit on.  A run that continues another passes the other's
     ``history`` (without its last entry, the objective this run starts
     from): the stopping rule then judges the whole fit, and the history
     returned is the whole fit's.
@@ -186,7 +188,7 @@ def iteration_loop(
             # Only a trial state (a split-merge move) can get here: the run
             # ends, unconverged, and the move is undone.
             break
-        if stopped(history, tol):
+        if len(history) >= min_iter and stopped(history, tol):
             converged = True
             break
     history.append(final_loss())

@@ -88,7 +88,11 @@ def run_epochs(model, runner, H, settings, schedule, *, label="fit"):
         )
 
     history, n_iter, converged = settings.loop(
-        iterate, final_loss, run=label, describe=runner.describe
+        iterate,
+        final_loss,
+        run=label,
+        describe=runner.describe,
+        min_iter=model.min_iter,
     )
     return Run(carry["H"], history, n_iter, converged, carry["t"] - 1)
 

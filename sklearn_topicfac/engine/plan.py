@@ -28,13 +28,19 @@ class Settings:
     n_init: int = 1
     moves: int = 0
 
-    def loop(self, iterate, final_loss, run="fit", describe=None, history=()):
-        """`iteration_loop` with these settings: ``(history, n_iter, converged)``."""
+    def loop(
+        self, iterate, final_loss, run="fit", describe=None, history=(), min_iter=1
+    ):
+        """`iteration_loop` with these settings: ``(history, n_iter, converged)``.
+
+        ``min_iter`` is the model's (`TopicModel.min_iter`).
+        """
         return iteration_loop(
             iterate,
             final_loss,
             max_iter=self.max_iter,
             tol=self.tol,
+            min_iter=min_iter,
             verbose=self.verbose,
             name=self.name,
             run=run,

@@ -62,6 +62,13 @@ class TopicModel:
         order the generator's draws are taken in, so that a seed gives the
         start of the library a model reproduces: scikit-learn's NMF draws
         the documents first, its LDA the topics).
+    min_iter : int
+        Iterations a run makes before the stopping rule is consulted
+        (`engine.loop.stopped`; ``max_iter`` still bounds the run).  The
+        default, 1, consults it from the first iteration on.  A model whose
+        first iterations from a random start can lower the objective by
+        less than ``tol`` while its topics are still alike (a plateau, not
+        convergence) declares more.
 
     Examples
     --------
@@ -83,6 +90,7 @@ class TopicModel:
     moves = True
     custom_documents = True
     draws_topics_first = False
+    min_iter = 1
 
     def __init__(self, *, fold_in_iter=200, fold_in_tol=1e-4):
         self.fold_in_iter = fold_in_iter

@@ -176,6 +176,35 @@ def test_a_continued_run_is_judged_on_the_whole_fit():
     assert len(history) == 300 + n_iter + 1
 
 
+def test_min_iter_defers_the_stopping_rule_and_nothing_else():
+    # A plateau, then the real descent (CVB0 from a random start on a large
+    # corpus): the rule alone stops on the plateau; with min_iter it is
+    # first consulted at iteration min_iter, after the plateau.
+    plateau = [200.0, 100.0, 99.999, 99.998] + [
+        99.998 - (1 - 0.8**t) for t in range(1, 200)
+    ]
+    kwargs = {"max_iter": 150, "tol": 1e-4}
+    _, early, converged = iteration_loop(iter(plateau).__next__, lambda: 0.0, **kwargs)
+    assert converged and early <= 3
+    history, n_iter, converged = iteration_loop(
+        iter(plateau).__next__, lambda: 0.0, min_iter=10, **kwargs
+    )
+    assert converged and n_iter > 10
+    assert history[n_iter - 1] < 99.0
+    # With a rule that would stop later anyway, min_iter changes nothing.
+    for min_iter in (1, 2):
+        assert (
+            iteration_loop(
+                iter(plateau).__next__, lambda: 0.0, min_iter=min_iter, **kwargs
+            )[1]
+            == early
+        )
+    # max_iter still bounds the run.
+    assert iteration_loop(
+        iter(plateau).__next__, lambda: 0.0, min_iter=50, max_iter=20, tol=1e-4
+    )[1:] == (20, False)
+
+
 def test_a_non_finite_objective_ends_the_run_unconverged():
     values = iter([3.0, 2.0, float("nan"), 1.0])
     history, n_iter, converged = iteration_loop(

@@ -129,6 +129,22 @@ def test_cvb0_runs_on_the_best_of_three_starts():
     assert_allclose(theta.sum(axis=1), 1.0)
 
 
+def test_cvb0_starts_are_not_judged_before_min_iter_sweeps():
+    # A start's first sweeps can sit on a plateau (the whole 20 Newsgroups,
+    # docs/lda_defaults.md): the stopping rule is first consulted after
+    # CVB0Model.min_iter sweeps, so even a tol that any change meets ends
+    # each start there, and not before.
+    from sklearn_topicfac import fit_callback
+    from sklearn_topicfac.models import CVB0Model
+
+    X = lda_counts(k=4)
+    runs = {}
+    with fit_callback(lambda info: runs.setdefault(info.run, []).append(info)):
+        LDAVI(4, inference="cvb0", tol=10.0, random_state=0).fit(X)
+    assert CVB0Model.min_iter == 10
+    assert [len(runs[f"start {i}"]) for i in (1, 2, 3)] == [10, 10, 10]
+
+
 def _same_protocol_perplexity(phi, X_observed, X_held):
     phi = normalize_rows(np.maximum(phi, 1e-12))[0]
     Xo = X_observed.toarray()

@@ -87,6 +87,9 @@ def test_every_protocol_member_is_documented():
     for name in ("moves", "custom_documents", "draws_topics_first"):
         assert isinstance(getattr(TopicModel, name), bool)
         assert f"{name} : bool" in TopicModel.__doc__
+    assert (
+        isinstance(TopicModel.min_iter, int) and "min_iter : int" in TopicModel.__doc__
+    )
 
 
 def _state(model, X, k, seed=0):
