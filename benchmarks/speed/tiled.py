@@ -14,14 +14,22 @@ The layout needs no copy of X: within a CSR row the column indices are
 sorted, so a row's entries in one tile are a contiguous run of its entries,
 and a per-row cursor (one integer per row of the part) finds the next run.
 The document pass keeps a float64 row of ``R @ H.T`` per row of the part
-(``rows * kp`` float64 per thread) across the tiles.
+(``rows * kp`` float64 per thread) across the tiles.  A second layout is
+the column-blocked copy of X's indices (`column_blocks`: each part's
+entries ordered by tile, then row; 16 bytes an entry) walked by one flat
+loop.  Two probes bound what any tiling can gain and show what bounds the
+loop instead: the row-order kernel on X with its columns folded onto the
+first `L1_COLUMNS` (the same rows and entries, the gathered slice of H in
+L1: a tiling with no overhead), and the same loop with k padded to 32.
 
 One process, the same data and factors for every variant, medians of
 interleaved repeats, wall and CPU time (all threads).  From the repository
 root:
 
-    nice -n 10 python benchmarks/speed/tiled.py             # k = 20, float32
-    nice -n 10 python benchmarks/speed/tiled.py --repeats 9 --tiles 128,256,512
+    nice -n 10 python benchmarks/speed/tiled.py --data-dir ../shared/data
+    nice -n 10 python benchmarks/speed/tiled.py --threads 1 --tiles 256,512,4096
+
+``--write-doc perf_tiled`` writes the table into docs/performance.md.
 """
 
 import argparse
@@ -328,7 +336,7 @@ def corpus_rows(name, X, tiles, repeats, bandwidth):
     nnz, k, s = X.nnz, K_TOPICS, 4
     check(X, W, H, tiles)
     # The floors of table perf_kernels (benchmarks/speed/engines.py): bytes
-    # moved over the copy bandwidth (all threads).
+    # moved over the copy bandwidth (of the threads the kernels run on).
     entries = nnz * (s + 4)
     floors = {
         "ratio_at_nonzeros": (entries + nnz * s + (n + m) * k * s) / (bandwidth * 1e9),
@@ -406,15 +414,25 @@ def main(argv=None):
         metavar="NAME",
         help="also write the table as the generated block NAME (docs/_data)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=_parallel.N_THREADS,
+        help="kernel threads (default all; 1 gives CPU time = wall time on a "
+        "busy machine); the floor uses the copy bandwidth of as many threads",
+    )
     args = parser.parse_args(argv)
+    _parallel.N_THREADS = args.threads
     printed = _docblocks().capture_stdout() if args.write_doc else None
     tiles = [int(t) for t in args.tiles.split(",")]
     print(f"sklearn_topicfac from {os.path.dirname(sklearn_topicfac.__file__)}")
     print(f"machine: {machine.describe()}; load average {machine.load_average()}")
-    bandwidth = machine.memory_bandwidth(1 << 28)["copy"][1]
+    copy = machine.memory_bandwidth(1 << 28)["copy"]
+    bandwidth = copy[0] if args.threads == 1 else copy[1]
     print(
-        f"kernel threads {_parallel.N_THREADS}; copy bandwidth {bandwidth:.1f} "
-        f"GB/s (all threads); float32, k = {K_TOPICS} (H's columns padded to 24)"
+        f"kernel threads {args.threads}; copy bandwidth {bandwidth:.1f} GB/s "
+        f"({args.threads} thread(s)); float32, k = {K_TOPICS} (H's columns "
+        f"padded to 24)"
     )
     everything = {"generated 10k x 5k": corpora.lda_corpus(*corpora.SIZES["small"])}
     newsgroups = corpora.newsgroups(args.data_dir)
@@ -425,7 +443,8 @@ def main(argv=None):
         rows += corpus_rows(name, X, tiles, args.repeats, bandwidth)
     print(
         f"\n### Column-tiled kernels against the row-order ones (float32, k = "
-        f"{K_TOPICS}, medians of {args.repeats} interleaved calls)\n"
+        f"{K_TOPICS}, {args.threads} kernel thread(s), medians of {args.repeats} "
+        "interleaved calls)\n"
     )
     print(
         "| corpus | kernel | variant | floor ms | wall ms | CPU ms | "
