@@ -20,7 +20,8 @@ entries ordered by tile, then row; 16 bytes an entry) walked by one flat
 loop.  Two probes bound what any tiling can gain and show what bounds the
 loop instead: the row-order kernel on X with its columns folded onto the
 first `L1_COLUMNS` (the same rows and entries, the gathered slice of H in
-L1: a tiling with no overhead), and the same loop with k padded to 32.
+L1: a tiling with no overhead), the same loop with k padded to 32, and
+with only 1 or 0 of the k terms of each dot product.
 
 One process, the same data and factors for every variant, medians of
 interleaved repeats, wall and CPU time (all threads).  From the repository
@@ -298,6 +299,7 @@ def check(X, W, H, tiles):
         np.testing.assert_allclose(sums, s_ref, rtol=1e-9)
     H32 = _padded_to(H, 32)
     np.testing.assert_allclose(_ratio_kp(X, W, H32), ref, rtol=1e-5)
+    np.testing.assert_allclose(_ratio_terms(X, W, H, 24), ref, rtol=1e-5)
 
 
 def folded(X, n_columns):
@@ -323,6 +325,36 @@ def _ratio_kp(X, W, Ht):
     C._on_parts(
         C._sampled, C._bounds(X.indptr), X.nnz * W.shape[1],
         X.indptr, X.indices, X.data, W, Ht, out, True, tiny, big,
+    )  # fmt: skip
+    return out
+
+
+@nb.njit(**C._JIT)
+def _sampled_terms(indptr, indices, data, W, Ht, out, terms, tiny, big, r0, r1):
+    """`compiled._sampled`'s ratio with only the first ``terms`` of the k
+    terms of each dot product: what the rest of the loop costs."""
+    k = W.shape[1]
+    w = np.zeros(Ht.shape[1], dtype=Ht.dtype)
+    for i in range(r0, r1):
+        a, n = indptr[i], indptr[i + 1] - indptr[i]
+        w[:k] = W[i]
+        y = out[a : a + n]
+        for j in range(n):
+            c = indices[a + j]
+            s = y.dtype.type(0)
+            for t in range(terms):
+                s += w[t] * Ht[c, t]
+            y[j] = s
+        C._row_ratio(data, a, n, y, tiny, big)
+
+
+def _ratio_terms(X, W, H, terms):
+    out = np.empty(X.nnz, dtype=np.float32)
+    tiny, big = C._limits(out.dtype)
+    C._on_parts(
+        _sampled_terms, C._bounds(X.indptr), X.nnz * W.shape[1],
+        X.indptr, X.indices, X.data, W, C._padded(H, out.dtype), out, terms,
+        tiny, big,
     )  # fmt: skip
     return out
 
@@ -363,6 +395,12 @@ def corpus_rows(name, X, tiles, repeats, bandwidth):
     calls[("ratio_at_nonzeros", "row order, k padded to 32, H in L1")] = lambda: (
         _ratio_kp(Y, W, H32)
     )
+    # What the dot product over k costs: the loop with 1 and 0 of its terms
+    # (the index, the gather of one line of H or none, the ratio, X's streams).
+    for terms in (1, 0):
+        calls[("ratio_at_nonzeros", f"row order, {terms} of the k terms")] = (
+            lambda t=terms: _ratio_terms(X, W, H, t)
+        )
     for tile in tiles:
         calls[("ratio_at_nonzeros", f"tiled, {tile} terms a tile")] = lambda t=tile: (
             tiled_sampled(X, W, H, t)
