@@ -145,7 +145,7 @@ class HybridNMFPLSI(TopicFactorization):
         ],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "nmf_solver": [StrOptions({"cd", "mu"})],
-        "plsi_solver": [StrOptions({"em", "squarem"})],
+        "plsi_solver": [StrOptions({"cd", "em", "squarem"})],
     }
 
     _default_init = "kmeans"

@@ -115,7 +115,7 @@ class PLSI(StepwiseEM, TopicFactorization):
     _parameter_constraints: dict = {
         **StepwiseEM._parameter_constraints,
         "beta": [Interval(Real, 0, 1, closed="right")],
-        "solver": [StrOptions({"em", "squarem"})],
+        "solver": [StrOptions({"cd", "em", "squarem"})],
     }
 
     def __init__(

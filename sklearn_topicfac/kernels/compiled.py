@@ -782,87 +782,161 @@ def _newton_value(w, c, gain, curvature):
     return max(new, 0.0)
 
 
-@nb.njit(cache=True, nogil=True, error_model="numpy")
-def _coordinate(x, y, entries, other, factor, values, s, c):
-    """One coordinate ``values[s]``: Newton step, checked where it lowers
-    the value, the multiplicative step where the check fails; ``y`` kept
-    current at the segment's entries (``entries``; ``other[e]`` indexes
-    ``factor`` for entry ``e``)."""
-    w = values[s]
-    gain = 0.0
-    curvature = 0.0
-    for e in entries:
-        u = factor[other[e]] / y[e]
-        xu = x[e] * u
-        gain += xu
-        curvature += xu * u
-    new = _newton_value(w, c, gain, curvature)
-    if new < w:
-        change = c * (new - w)
-        for e in entries:
-            t = (new - w) * factor[other[e]] / y[e]
-            if t < _VANISHING:
-                change = np.inf
-                break
-            change -= x[e] * np.log1p(t)
-        if not change <= 0:
-            safe = w * (gain / c)
-            new = safe if np.isfinite(safe) else w
-    d = new - w
-    if d != 0:
-        for e in entries:
-            y[e] = y[e] * (1.0 + d * factor[other[e]] / y[e])
-    values[s] = new
+@nb.njit(**_JIT)
+def _cd_segments(ptr, other, x, y, F, V, c, steps, s0, s1):
+    """The coordinates of segments (rows of ``W`` or columns of ``H``)
+    ``s0:s1``: ``V[s, j]`` for every ``j`` in turn, with ``F[other[e], j]``
+    the other factor at entry ``e`` of segment ``s`` (entries
+    ``ptr[s]:ptr[s + 1]``, contiguous in ``x`` and ``y``) and ``c[j]`` the
+    linear coefficient.  The segments are independent problems: their
+    entries, hence their parts of ``y``, are disjoint.  Each coordinate
+    takes the Newton step, checked on the exact change of the objective
+    where it lowers the value, the multiplicative step where the check
+    fails (see `_newton_pass`); ``y`` is kept current."""
+    k = V.shape[1]
+    longest = 0
+    for s in range(s0, s1):
+        longest = max(longest, ptr[s + 1] - ptr[s])
+    # The segment's entries of the other factor, one contiguous row per
+    # component, and the model there.
+    f = np.empty((k, longest))
+    scratch = np.empty(longest)
+    for s in range(s0, s1):
+        a = ptr[s]
+        size = ptr[s + 1] - a
+        for i in range(size):
+            o = other[a + i]
+            for j in range(k):
+                f[j, i] = F[o, j]
+        for j in range(k):
+            if not c[j] > 0:
+                continue
+            fj = f[j]
+            for _ in range(steps):
+                w = V[s, j]
+                gain = 0.0
+                curvature = 0.0
+                for i in range(size):
+                    u = fj[i] / y[a + i]
+                    xu = x[a + i] * u
+                    gain += xu
+                    curvature += xu * u
+                new = _newton_value(w, c[j], gain, curvature)
+                d = new - w
+                if d < 0:
+                    # The model after the step, and the derivative there: f' is
+                    # concave, so f(w) - f(new) is at least the trapezoid
+                    # (w - new) (f'(w) + f'(new)) / 2, and the step lowers f
+                    # when f'(w) + f'(new) >= 0; only where that fails is the
+                    # exact change (a logarithm per entry) needed.
+                    slope = c[j]
+                    vanishing = False
+                    for i in range(size):
+                        ya = y[a + i]
+                        t = d * (fj[i] / ya)
+                        vanishing |= t < _VANISHING
+                        z = (t + 1.0) * ya
+                        scratch[i] = z
+                        slope -= x[a + i] * fj[i] / z
+                    lowers = not vanishing and (c[j] - gain) + slope >= 0
+                    if not lowers and not vanishing:
+                        change = c[j] * d
+                        for i in range(size):
+                            change -= x[a + i] * np.log1p(d * (fj[i] / y[a + i]))
+                        lowers = change <= 0
+                    if lowers:
+                        for i in range(size):
+                            y[a + i] = scratch[i]
+                        d = 0.0
+                    else:
+                        safe = w * (gain / c[j])
+                        new = safe if np.isfinite(safe) else w
+                        d = new - w
+                if d != 0:
+                    for i in range(size):
+                        ya = y[a + i]
+                        y[a + i] = (d * (fj[i] / ya) + 1.0) * ya
+                V[s, j] = new
+                if new == w:
+                    break
 
 
-@nb.njit(cache=True, nogil=True, error_model="numpy")
-def _cd_sweep(indptr, indices, col_ptr, col_entries, rows, x, y, Wt, H):
-    k, n = Wt.shape
-    m = H.shape[1]
-    row_entries = np.arange(x.shape[0])
-    for j in range(k):
-        c = 0.0
-        for col in range(m):
-            c += H[j, col]
-        if c > 0:
-            for r in range(n):
-                entries = row_entries[indptr[r] : indptr[r + 1]]
-                _coordinate(x, y, entries, indices, H[j], Wt[j], r, c)
-    for j in range(k):
-        c = 0.0
-        for r in range(n):
-            c += Wt[j, r]
-        if c > 0:
-            for col in range(m):
-                entries = col_entries[col_ptr[col] : col_ptr[col + 1]]
-                _coordinate(x, y, entries, rows, Wt[j], H[j], col, c)
+@nb.njit(cache=True, nogil=True)
+def _column_order(indptr, indices, m):
+    """The entries of a CSR matrix in column order: ``(col_ptr, order,
+    rows)``, ``order[e]`` the CSR position of column-ordered entry ``e``
+    and ``rows[e]`` its row (a counting sort, stable within columns)."""
+    nnz = indices.shape[0]
+    col_ptr = np.zeros(m + 1, dtype=np.int64)
+    for e in range(nnz):
+        col_ptr[indices[e] + 1] += 1
+    for col in range(m):
+        col_ptr[col + 1] += col_ptr[col]
+    fill = col_ptr[:-1].copy()
+    order = np.empty(nnz, dtype=np.int64)
+    rows = np.empty(nnz, dtype=np.int64)
+    for r in range(indptr.shape[0] - 1):
+        for e in range(indptr[r], indptr[r + 1]):
+            p = fill[indices[e]]
+            order[p] = e
+            rows[p] = r
+            fill[indices[e]] = p + 1
+    return col_ptr, order, rows
 
 
-def cd_sweep(X, W, H, y=None):
+@nb.njit(cache=True, nogil=True)
+def _gather(values, order):
+    out = np.empty(order.shape[0])
+    for e in range(order.shape[0]):
+        out[e] = values[order[e]]
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _scatter(values, order, out):
+    for e in range(order.shape[0]):
+        out[order[e]] = values[e]
+
+
+def cd_sweep(X, W, H, y=None, steps=1):
     """One sweep of cyclic coordinate descent: the twin of
     `sklearn_topicfac.kernels.cd_sweep` (the same steps and checks, entry
-    by entry, one thread)."""
+    by entry).  The rows of ``W`` are independent given ``H`` and the
+    columns of ``H`` given ``W``, so each half of the sweep runs over parts
+    of rows (of columns) on the kernel threads, with each segment's
+    entries contiguous (the columns' in a column-ordered copy)."""
     dtype = np.result_type(W.dtype, H.dtype)
     n, m = X.shape
+    k = W.shape[1]
     if y is None:
         y = product_at_nonzeros(X, W, H)
     y = np.maximum(y.astype(np.float64), np.finfo(np.float64).tiny)
     x = X.data.astype(np.float64)
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(X.indptr))
-    col_entries = np.argsort(X.indices, kind="stable").astype(np.int64)
-    col_ptr = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum(np.bincount(X.indices, minlength=m), out=col_ptr[1:])
-    Wt = np.array(W.T, dtype=np.float64, order="C")
-    H_new = np.array(H, dtype=np.float64, order="C")
-    _cd_sweep(
-        X.indptr.astype(np.int64),
-        X.indices.astype(np.int64),
-        col_ptr,
-        col_entries,
-        rows,
-        x,
-        y,
-        Wt,
-        H_new,
-    )
-    return rescaled(x, y, Wt, H_new, dtype)
+    indptr = X.indptr.astype(np.int64)
+    indices = X.indices.astype(np.int64)
+    W_new = np.array(W, dtype=np.float64, order="C")
+    Ht = np.array(H.T, dtype=np.float64, order="C")
+    work = X.nnz * k
+    c = Ht.sum(axis=0)
+    _on_parts(
+        _cd_segments, _bounds(indptr), work, indptr, indices, x, y, Ht, W_new, c,
+        steps,
+    )  # fmt: skip
+    col_ptr, order, rows = _column_order(indptr, indices, m)
+    x_col = _gather(x, order)
+    y_col = _gather(y, order)
+    c = W_new.sum(axis=0)
+    _on_parts(
+        _cd_segments, _bounds(col_ptr), work, col_ptr, rows, x_col, y_col, W_new,
+        Ht, c, steps,
+    )  # fmt: skip
+    _scatter(y_col, order, y)
+    return rescaled(x, y, W_new.T, np.ascontiguousarray(Ht.T), dtype)
+
+
+def cd_pass(X, W, H, steps=1):
+    """`sklearn_topicfac.kernels.cd_pass` on this backend: the sums of the
+    incoming state from the compiled pass that never stores the ratio."""
+    sums = ratio_log_sums_at_nonzeros(X, W, H)
+    W_new, H_new, _ = cd_sweep(X, W, H, None, steps)
+    return W_new, H_new, sums
