@@ -769,6 +769,7 @@ def cvb0_sweep(
 
 # ------------------------------------------- coordinate descent (KL-NMF)
 _VANISHING = -1 + 8 * np.finfo(np.float64).eps
+_VANISHING_REST = 8 * np.finfo(np.float64).eps
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
@@ -783,6 +784,29 @@ def _newton_value(w, c, gain, curvature):
 
 
 @nb.njit(**_JIT)
+def _moved(x, y, fj, a, size, d, z, derivatives):
+    """The model ``z`` at the segment's entries after the coordinate moves
+    by ``d``, and ``(gain, curvature, vanishing)`` there: the sums of
+    ``f'`` and ``f''`` (see `_newton_pass`) when ``derivatives``, and
+    whether the model vanishes (``t`` within rounding of -1) somewhere."""
+    gain = 0.0
+    curvature = 0.0
+    vanishing = False
+    for i in range(size):
+        ya = y[a + i]
+        za = ya + d * fj[i]
+        # The relative change d f / y within rounding of -1, or below.
+        vanishing |= za < _VANISHING_REST * ya
+        z[i] = za
+        if derivatives:
+            u = fj[i] / za
+            xu = x[a + i] * u
+            gain += xu
+            curvature += xu * u
+    return gain, curvature, vanishing
+
+
+@nb.njit(**_JIT)
 def _cd_segments(ptr, other, x, y, F, V, c, steps, s0, s1):
     """The coordinates of segments (rows of ``W`` or columns of ``H``)
     ``s0:s1``: ``V[s, j]`` for every ``j`` in turn, with ``F[other[e], j]``
@@ -790,17 +814,19 @@ def _cd_segments(ptr, other, x, y, F, V, c, steps, s0, s1):
     ``ptr[s]:ptr[s + 1]``, contiguous in ``x`` and ``y``) and ``c[j]`` the
     linear coefficient.  The segments are independent problems: their
     entries, hence their parts of ``y``, are disjoint.  Each coordinate
-    takes the Newton step, checked on the exact change of the objective
-    where it lowers the value, the multiplicative step where the check
-    fails (see `_newton_pass`); ``y`` is kept current."""
+    takes ``steps`` Newton steps, each checked where it lowers the value
+    and replaced by the multiplicative step where the check fails (see
+    `_newton_pass`); ``y`` is kept current.  The pass that moves the model
+    also sums the derivatives at the new value, which the check and the
+    next step use."""
     k = V.shape[1]
     longest = 0
     for s in range(s0, s1):
         longest = max(longest, ptr[s + 1] - ptr[s])
     # The segment's entries of the other factor, one contiguous row per
-    # component, and the model there.
+    # component, and the model after a trial step.
     f = np.empty((k, longest))
-    scratch = np.empty(longest)
+    z = np.empty(longest)
     for s in range(s0, s1):
         a = ptr[s]
         size = ptr[s + 1] - a
@@ -812,53 +838,47 @@ def _cd_segments(ptr, other, x, y, F, V, c, steps, s0, s1):
             if not c[j] > 0:
                 continue
             fj = f[j]
-            for _ in range(steps):
-                w = V[s, j]
-                gain = 0.0
-                curvature = 0.0
-                for i in range(size):
-                    u = fj[i] / y[a + i]
-                    xu = x[a + i] * u
-                    gain += xu
-                    curvature += xu * u
+            gain = 0.0
+            curvature = 0.0
+            for i in range(size):
+                u = fj[i] / y[a + i]
+                xu = x[a + i] * u
+                gain += xu
+                curvature += xu * u
+            w = V[s, j]
+            for step in range(steps):
                 new = _newton_value(w, c[j], gain, curvature)
                 d = new - w
+                if d == 0:
+                    break
+                more = step + 1 < steps
+                g, h, vanishing = _moved(x, y, fj, a, size, d, z, more or d < 0)
                 if d < 0:
-                    # The model after the step, and the derivative there: f' is
-                    # concave, so f(w) - f(new) is at least the trapezoid
-                    # (w - new) (f'(w) + f'(new)) / 2, and the step lowers f
-                    # when f'(w) + f'(new) >= 0; only where that fails is the
-                    # exact change (a logarithm per entry) needed.
-                    slope = c[j]
-                    vanishing = False
-                    for i in range(size):
-                        ya = y[a + i]
-                        t = d * (fj[i] / ya)
-                        vanishing |= t < _VANISHING
-                        z = (t + 1.0) * ya
-                        scratch[i] = z
-                        slope -= x[a + i] * fj[i] / z
-                    lowers = not vanishing and (c[j] - gain) + slope >= 0
+                    # The step may overshoot.  f' is concave, so f(w) -
+                    # f(new) is at least the trapezoid (w - new) (f'(w) +
+                    # f'(new)) / 2: the step lowers f where f'(w) + f'(new)
+                    # >= 0; only elsewhere is the exact change (a logarithm
+                    # per entry) needed.  A vanishing model counts as a rise.
+                    lowers = not vanishing and (c[j] - gain) + (c[j] - g) >= 0
                     if not lowers and not vanishing:
                         change = c[j] * d
                         for i in range(size):
                             change -= x[a + i] * np.log1p(d * (fj[i] / y[a + i]))
                         lowers = change <= 0
-                    if lowers:
-                        for i in range(size):
-                            y[a + i] = scratch[i]
-                        d = 0.0
-                    else:
+                    if not lowers:
+                        # The multiplicative step instead: never raises f.
                         safe = w * (gain / c[j])
                         new = safe if np.isfinite(safe) else w
                         d = new - w
-                if d != 0:
-                    for i in range(size):
-                        ya = y[a + i]
-                        y[a + i] = (d * (fj[i] / ya) + 1.0) * ya
-                V[s, j] = new
-                if new == w:
-                    break
+                        if d == 0:
+                            break
+                        g, h, _ = _moved(x, y, fj, a, size, d, z, more)
+                for i in range(size):
+                    y[a + i] = z[i]
+                w = new
+                gain = g
+                curvature = h
+            V[s, j] = w
 
 
 @nb.njit(cache=True, nogil=True)

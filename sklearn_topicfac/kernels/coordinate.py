@@ -41,7 +41,7 @@ from .divergence import ratio_log_sums
 from .products import divide_into_ratio, product_at_nonzeros
 
 # A relative change of the model within rounding of -1 (the model vanishes).
-_VANISHING = -1 + 8 * np.finfo(np.float64).eps
+_VANISHING_REST = 8 * np.finfo(np.float64).eps
 
 
 # The work of a sweep relative to a multiplicative update's (stored entries
@@ -80,26 +80,27 @@ def _newton_pass(x, y, index, factor, values, linear):
     # them) only costs c * w: its minimizer is 0.
     new = np.where(curvature > 0, np.maximum(newton, 0), 0)
     new = np.where(np.isfinite(new), new, values)
-    # The model changes by the factor 1 + t at each entry.
-    t = (new - values)[index] * u
+    # The model moves by d f at each entry (d the segment's change).
+    y_new = y + (new - values)[index] * factor
     down = new < values
     if down.any():
         # Where the step lowers w it may overshoot.  f' is concave, so
         # f(w) - f(new) is at least the trapezoid (w - new) (f'(w) +
         # f'(new)) / 2: the step lowers f where f'(w) + f'(new) >= 0, and only
         # elsewhere is the exact change of f (a logarithm per entry) needed.
-        # t <= -1 (the model would vanish), or within rounding of it, counts
-        # as a rise.
-        fails = np.bincount(index[t < _VANISHING], minlength=size) > 0
+        # A model that would vanish (a relative change within rounding of
+        # -1, or below) counts as a rise.
+        fails = np.bincount(index[y_new < _VANISHING_REST * y], minlength=size) > 0
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            slope = linear - _sums(index, x * factor / ((t + 1) * y), size)
+            slope = linear - _sums(index, x * (factor / y_new), size)
             lowers = ~fails & ((linear - gain) + slope >= 0)
         check = down & ~lowers & ~fails
         if check.any():
             at = check[index]
             with np.errstate(divide="ignore", invalid="ignore"):
+                t = (new - values)[index[at]] * u[at]
                 change = linear * (new - values) - _sums(
-                    index[at], x[at] * np.log1p(t[at]), size
+                    index[at], x[at] * np.log1p(t), size
                 )
             lowers |= check & (change <= 0)
         rises = down & ~lowers
@@ -108,10 +109,8 @@ def _newton_pass(x, y, index, factor, values, linear):
             safe = values * (gain / linear)
             keep = np.where(rises, values, new)
             new = np.where(rises & np.isfinite(safe), safe, keep)
-            t = (new - values)[index] * u
-    t += 1
-    t *= y
-    return new, t
+            y_new = y + (new - values)[index] * factor
+    return new, y_new
 
 
 def cd_sweep(X, W, H, y=None):
