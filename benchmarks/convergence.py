@@ -63,9 +63,13 @@ VALIDATION = ["webace", "20news", "tr11", "tr41"]
 # (estimator, solver parameter, solvers; the first is today's algorithm)
 METHODS = [
     (tf.KLNMF, "solver", ["mu", "cd"]),
-    (tf.PLSI, "solver", ["em", "squarem"]),
-    (tf.HybridNMFPLSI, None, [("mu", "em"), ("cd", "squarem")]),
+    (tf.PLSI, "solver", ["em", "squarem", "cd"]),
+    (tf.HybridNMFPLSI, None, [("mu", "em"), ("cd", "squarem"), ("cd", "cd")]),
 ]
+
+
+def _name(solver):
+    return "/".join(solver) if isinstance(solver, tuple) else solver
 
 
 def _params(Estimator, key, solver):
@@ -117,7 +121,7 @@ def measure(name, X, k, Estimator, key, solver, budget):
     row = {
         "corpus": name,
         "estimator": Estimator.__name__,
-        "solver": "/".join(solver) if isinstance(solver, tuple) else solver,
+        "solver": _name(solver),
         "n_iter": int(est.n_iter_),
         "warned": warned,
         "seconds": seconds,
@@ -175,6 +179,11 @@ def main():
     parser.add_argument("--out", default="/tmp/kl-solver/convergence.jsonl")
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--budget", type=float, default=40.0)
+    parser.add_argument(
+        "--solvers",
+        nargs="*",
+        help="only these solvers (e.g. mu cd em cd/cd; default: all)",
+    )
     parser.add_argument("--table", nargs="*", help="print the table of these results")
     parser.add_argument(
         "--write-doc",
@@ -196,6 +205,8 @@ def main():
         k = len(np.unique(y))
         for Estimator, key, solvers in METHODS:
             for solver in solvers:
+                if args.solvers and _name(solver) not in args.solvers:
+                    continue
                 row = measure(name, X, k, Estimator, key, solver, args.budget)
                 print(json.dumps(row), flush=True)
                 with open(args.out, "a") as f:

@@ -807,16 +807,17 @@ def _moved(x, y, fj, a, size, d, z, derivatives):
 
 
 @nb.njit(**_JIT)
-def _cd_segments(ptr, other, x, y, F, V, c, steps, s0, s1):
+def _cd_segments(ptr, other, x, y, F, V, c, steps, again, s0, s1):
     """The coordinates of segments (rows of ``W`` or columns of ``H``)
     ``s0:s1``: ``V[s, j]`` for every ``j`` in turn, with ``F[other[e], j]``
     the other factor at entry ``e`` of segment ``s`` (entries
     ``ptr[s]:ptr[s + 1]``, contiguous in ``x`` and ``y``) and ``c[j]`` the
     linear coefficient.  The segments are independent problems: their
     entries, hence their parts of ``y``, are disjoint.  Each coordinate
-    takes ``steps`` Newton steps, each checked where it lowers the value
-    and replaced by the multiplicative step where the check fails (see
-    `_newton_pass`); ``y`` is kept current.  The pass that moves the model
+    takes up to ``steps`` Newton steps, each checked where it lowers the
+    value and replaced by the multiplicative step where the check fails, a
+    step after one whose Newton proposal moved it by at most ``again``
+    times its value (see `_newton_pass`); ``y`` is kept current.  The pass that moves the model
     also sums the derivatives at the new value, which the check and the
     next step use."""
     k = V.shape[1]
@@ -851,7 +852,7 @@ def _cd_segments(ptr, other, x, y, F, V, c, steps, s0, s1):
                 d = new - w
                 if d == 0:
                     break
-                more = step + 1 < steps
+                more = step + 1 < steps and abs(d) > again * w
                 g, h, vanishing = _moved(x, y, fj, a, size, d, z, more or d < 0)
                 if d < 0:
                     # The step may overshoot.  f' is concave, so f(w) -
@@ -876,6 +877,8 @@ def _cd_segments(ptr, other, x, y, F, V, c, steps, s0, s1):
                 for i in range(size):
                     y[a + i] = z[i]
                 w = new
+                if not more:
+                    break
                 gain = g
                 curvature = h
             V[s, j] = w
@@ -918,7 +921,7 @@ def _scatter(values, order, out):
         out[order[e]] = values[e]
 
 
-def cd_sweep(X, W, H, y=None, steps=1):
+def cd_sweep(X, W, H, y=None, steps=1, again=0.0):
     """One sweep of cyclic coordinate descent: the twin of
     `sklearn_topicfac.kernels.cd_sweep` (the same steps and checks, entry
     by entry).  The rows of ``W`` are independent given ``H`` and the
@@ -940,7 +943,7 @@ def cd_sweep(X, W, H, y=None, steps=1):
     c = Ht.sum(axis=0)
     _on_parts(
         _cd_segments, _bounds(indptr), work, indptr, indices, x, y, Ht, W_new, c,
-        steps,
+        steps, again,
     )  # fmt: skip
     col_ptr, order, rows = _column_order(indptr, indices, m)
     x_col = _gather(x, order)
@@ -948,15 +951,15 @@ def cd_sweep(X, W, H, y=None, steps=1):
     c = W_new.sum(axis=0)
     _on_parts(
         _cd_segments, _bounds(col_ptr), work, col_ptr, rows, x_col, y_col, W_new,
-        Ht, c, steps,
+        Ht, c, steps, again,
     )  # fmt: skip
     _scatter(y_col, order, y)
     return rescaled(x, y, W_new.T, np.ascontiguousarray(Ht.T), dtype)
 
 
-def cd_pass(X, W, H, steps=1):
+def cd_pass(X, W, H, steps=1, again=0.0):
     """`sklearn_topicfac.kernels.cd_pass` on this backend: the sums of the
     incoming state from the compiled pass that never stores the ratio."""
     sums = ratio_log_sums_at_nonzeros(X, W, H)
-    W_new, H_new, _ = cd_sweep(X, W, H, None, steps)
+    W_new, H_new, _ = cd_sweep(X, W, H, None, steps, again)
     return W_new, H_new, sums

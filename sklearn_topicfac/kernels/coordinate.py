@@ -49,10 +49,14 @@ _VANISHING_REST = 8 * np.finfo(np.float64).eps
 # passes over the entries per component.
 CD_WORK = 8
 
-# Checked Newton steps per coordinate and sweep.  A second step from where
-# the first landed costs one more pass over the segment's entries and makes
-# the sweeps far fewer on real corpora (``docs/real_text.md``).
+# Checked Newton steps per coordinate and sweep: a coordinate takes another
+# step from where the last landed while the last one's Newton proposal moved
+# it by more than `AGAIN` times its value.  The second step costs one more
+# pass over the segment's entries where it runs, and makes the sweeps far
+# fewer on real corpora; the coordinates that moved less would gain little
+# from it (``docs/real_text.md``).
 NEWTON_STEPS = 2
+AGAIN = 0.01
 
 
 def _sums(index, values, size):
@@ -60,13 +64,15 @@ def _sums(index, values, size):
     return np.bincount(index, weights=values, minlength=size)
 
 
-def _newton_pass(x, y, index, factor, values, linear):
+def _newton_pass(x, y, index, factor, values, linear, active):
     """Newton steps on ``values`` (one per segment) for one component.
 
     ``x`` and ``y`` are the data and the model at the stored entries (in
     float64), ``index`` each entry's segment, ``factor`` the other factor's
     entries of this component at the stored entries, ``linear`` the scalar
-    ``c``.  Returns the new values and the new ``y`` (both new arrays).
+    ``c``; only the segments where ``active`` is true move.  Returns the new
+    values, the new ``y`` (both new arrays) and where the Newton proposal
+    moved an active value by more than `AGAIN` times it.
     """
     size = values.shape[0]
     u = factor / y
@@ -79,7 +85,8 @@ def _newton_pass(x, y, index, factor, values, linear):
     # A segment without stored entries (or where the factor is zero at all of
     # them) only costs c * w: its minimizer is 0.
     new = np.where(curvature > 0, np.maximum(newton, 0), 0)
-    new = np.where(np.isfinite(new), new, values)
+    new = np.where(np.isfinite(new) & active, new, values)
+    again = np.abs(new - values) > AGAIN * values
     # The model moves by d f at each entry (d the segment's change).
     y_new = y + (new - values)[index] * factor
     down = new < values
@@ -110,7 +117,7 @@ def _newton_pass(x, y, index, factor, values, linear):
             keep = np.where(rises, values, new)
             new = np.where(rises & np.isfinite(safe), safe, keep)
             y_new = y + (new - values)[index] * factor
-    return new, y_new
+    return new, y_new, again
 
 
 def cd_sweep(X, W, H, y=None):
@@ -131,7 +138,7 @@ def cd_sweep(X, W, H, y=None):
     y_new : ndarray of shape (X.nnz,), ``W_new @ H_new`` at the stored entries.
     """
     if (fast := twins(X, W.shape[1] * CD_WORK)) is not None:
-        return fast.cd_sweep(X, W, H, y, NEWTON_STEPS)
+        return fast.cd_sweep(X, W, H, y, NEWTON_STEPS, AGAIN)
     dtype = np.result_type(W.dtype, H.dtype)
     n, m = X.shape
     k = W.shape[1]
@@ -148,15 +155,23 @@ def cd_sweep(X, W, H, y=None):
     h_sum = H_new.sum(axis=1)
     for j in range(k):
         if h_sum[j] > 0:
-            factor = H_new[j][cols]
+            factor, active = H_new[j][cols], np.ones(n, dtype=bool)
             for _ in range(NEWTON_STEPS):
-                Wt[j], y = _newton_pass(x, y, rows, factor, Wt[j], h_sum[j])
+                if not active.any():
+                    break
+                Wt[j], y, active = _newton_pass(
+                    x, y, rows, factor, Wt[j], h_sum[j], active
+                )
     w_sum = Wt.sum(axis=1)
     for j in range(k):
         if w_sum[j] > 0:
-            factor = Wt[j][rows]
+            factor, active = Wt[j][rows], np.ones(m, dtype=bool)
             for _ in range(NEWTON_STEPS):
-                H_new[j], y = _newton_pass(x, y, cols, factor, H_new[j], w_sum[j])
+                if not active.any():
+                    break
+                H_new[j], y, active = _newton_pass(
+                    x, y, cols, factor, H_new[j], w_sum[j], active
+                )
     return rescaled(x, y, Wt, H_new, dtype)
 
 
@@ -168,7 +183,7 @@ def cd_pass(X, W, H):
     (`kl_divergence_from_sums`).
     """
     if (fast := twins(X, W.shape[1] * CD_WORK)) is not None:
-        return fast.cd_pass(X, W, H, NEWTON_STEPS)
+        return fast.cd_pass(X, W, H, NEWTON_STEPS, AGAIN)
     y = product_at_nonzeros(X, W, H)
     r = y.copy()
     divide_into_ratio(X.data, r)
