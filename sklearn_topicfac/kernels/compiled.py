@@ -784,26 +784,48 @@ def _newton_value(w, c, gain, curvature):
 
 
 @nb.njit(**_JIT)
-def _moved(x, y, fj, a, size, d, z, derivatives):
-    """The model ``z`` at the segment's entries after the coordinate moves
-    by ``d``, and ``(gain, curvature, vanishing)`` there: the sums of
-    ``f'`` and ``f''`` (see `_newton_pass`) when ``derivatives``, and
-    whether the model vanishes (``t`` within rounding of -1) somewhere."""
+def _derivatives(x, y, fj, a, size):
+    """``(gain, curvature)``: the sums of ``f'`` and ``f''`` of a coordinate
+    at the model ``y`` (see `_newton_pass`)."""
     gain = 0.0
     curvature = 0.0
+    for i in range(size):
+        u = fj[i] / y[a + i]
+        xu = x[a + i] * u
+        gain += xu
+        curvature += xu * u
+    return gain, curvature
+
+
+@nb.njit(**_JIT)
+def _moved(x, y, fj, fn, a, size, d, z, own, following):
+    """The model ``z`` at the segment's entries after the coordinate moves
+    by ``d``; the sums of the derivatives there of this coordinate (when
+    ``own``) and of the next one (factor ``fn``, when ``following``); and
+    whether the model vanishes (a relative change within rounding of -1,
+    or below) somewhere."""
+    gain = 0.0
+    curvature = 0.0
+    gain_n = 0.0
+    curvature_n = 0.0
     vanishing = False
     for i in range(size):
         ya = y[a + i]
         za = ya + d * fj[i]
-        # The relative change d f / y within rounding of -1, or below.
         vanishing |= za < _VANISHING_REST * ya
         z[i] = za
-        if derivatives:
+        xa = x[a + i]
+        if own:
             u = fj[i] / za
-            xu = x[a + i] * u
+            xu = xa * u
             gain += xu
             curvature += xu * u
-    return gain, curvature, vanishing
+        if following:
+            u = fn[i] / za
+            xu = xa * u
+            gain_n += xu
+            curvature_n += xu * u
+    return gain, curvature, gain_n, curvature_n, vanishing
 
 
 @nb.njit(**_JIT)
@@ -812,18 +834,27 @@ def _cd_segments(ptr, other, x, y, F, V, c, steps, again, s0, s1):
     ``s0:s1``: ``V[s, j]`` for every ``j`` in turn, with ``F[other[e], j]``
     the other factor at entry ``e`` of segment ``s`` (entries
     ``ptr[s]:ptr[s + 1]``, contiguous in ``x`` and ``y``) and ``c[j]`` the
-    linear coefficient.  The segments are independent problems: their
-    entries, hence their parts of ``y``, are disjoint.  Each coordinate
-    takes up to ``steps`` Newton steps, each checked where it lowers the
-    value and replaced by the multiplicative step where the check fails, a
-    step after one whose Newton proposal moved it by at most ``again``
-    times its value (see `_newton_pass`); ``y`` is kept current.  The pass that moves the model
-    also sums the derivatives at the new value, which the check and the
-    next step use."""
+    linear coefficient (a component with ``c[j] = 0`` is left alone).  The
+    segments are independent problems: their entries, hence their parts of
+    ``y``, are disjoint.  Each coordinate takes up to ``steps`` Newton
+    steps, each checked where it lowers the value and replaced by the
+    multiplicative step where the check fails, and no step after one whose
+    Newton proposal moved it by at most ``again`` times its value (see
+    `_newton_pass`); ``y`` is kept current.  The pass that moves the model
+    also sums the derivatives at the new value that come next: the
+    coordinate's own for its check and its next step, or the next
+    coordinate's."""
     k = V.shape[1]
     longest = 0
     for s in range(s0, s1):
         longest = max(longest, ptr[s + 1] - ptr[s])
+    # The next component that moves after each one (-1: none).
+    following = np.full(k, -1)
+    nxt = -1
+    for j in range(k - 1, -1, -1):
+        following[j] = nxt
+        if c[j] > 0:
+            nxt = j
     # The segment's entries of the other factor, one contiguous row per
     # component, and the model after a trial step.
     f = np.empty((k, longest))
@@ -835,17 +866,16 @@ def _cd_segments(ptr, other, x, y, F, V, c, steps, again, s0, s1):
             o = other[a + i]
             for j in range(k):
                 f[j, i] = F[o, j]
+        ready = False
         for j in range(k):
             if not c[j] > 0:
                 continue
             fj = f[j]
-            gain = 0.0
-            curvature = 0.0
-            for i in range(size):
-                u = fj[i] / y[a + i]
-                xu = x[a + i] * u
-                gain += xu
-                curvature += xu * u
+            n = following[j]
+            fn = f[max(n, 0)]
+            if not ready:
+                gain, curvature = _derivatives(x, y, fj, a, size)
+            ready = False
             w = V[s, j]
             for step in range(steps):
                 new = _newton_value(w, c[j], gain, curvature)
@@ -853,7 +883,10 @@ def _cd_segments(ptr, other, x, y, F, V, c, steps, again, s0, s1):
                 if d == 0:
                     break
                 more = step + 1 < steps and abs(d) > again * w
-                g, h, vanishing = _moved(x, y, fj, a, size, d, z, more or d < 0)
+                last = not more and n >= 0
+                g, h, g_n, h_n, vanishing = _moved(
+                    x, y, fj, fn, a, size, d, z, more or d < 0, last
+                )
                 if d < 0:
                     # The step may overshoot.  f' is concave, so f(w) -
                     # f(new) is at least the trapezoid (w - new) (f'(w) +
@@ -873,14 +906,17 @@ def _cd_segments(ptr, other, x, y, F, V, c, steps, again, s0, s1):
                         d = new - w
                         if d == 0:
                             break
-                        g, h, _ = _moved(x, y, fj, a, size, d, z, more)
+                        g, h, g_n, h_n, _ = _moved(
+                            x, y, fj, fn, a, size, d, z, more, last
+                        )
                 for i in range(size):
                     y[a + i] = z[i]
                 w = new
                 if not more:
+                    if last:
+                        gain, curvature, ready = g_n, h_n, True
                     break
-                gain = g
-                curvature = h
+                gain, curvature = g, h
             V[s, j] = w
 
 
