@@ -59,7 +59,7 @@ class HybridNMFPLSI(TopicFactorization):
         Maximum number of NMF-then-PLSI rounds.
     nmf_solver : {"mu", "cd"}, default="mu"
         The NMF phase's solver (see :class:`KLNMF`).
-    plsi_solver : {"em", "squarem"}, default="em"
+    plsi_solver : {"em", "squarem", "cd"}, default="em"
         The PLSI phase's solver (see :class:`PLSI`).  The defaults,
         ``nmf_solver="mu", plsi_solver="em"``, are the paper's algorithm.
     max_iter : int, default=200

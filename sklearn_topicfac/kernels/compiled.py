@@ -42,6 +42,8 @@ Functions compile on first use for each combination of dtypes
 (``cache=True``: once per machine).
 """
 
+import weakref
+
 import numba as nb
 import numpy as np
 import scipy.sparse as sp
@@ -770,6 +772,9 @@ def cvb0_sweep(
 # ------------------------------------------- coordinate descent (KL-NMF)
 _VANISHING = -1 + 8 * np.finfo(np.float64).eps
 _VANISHING_REST = 8 * np.finfo(np.float64).eps
+# No contraction: the model's move ``y + d f`` rounds as in NumPy, which
+# matters where it cancels (a coordinate projected on zero).
+_JIT_CD = dict(_JIT, fastmath={"reassoc"})
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
@@ -783,7 +788,7 @@ def _newton_value(w, c, gain, curvature):
     return max(new, 0.0)
 
 
-@nb.njit(**_JIT)
+@nb.njit(**_JIT_CD)
 def _derivatives(x, y, fj, a, size):
     """``(gain, curvature)``: the sums of ``f'`` and ``f''`` of a coordinate
     at the model ``y`` (see `_newton_pass`)."""
@@ -797,7 +802,7 @@ def _derivatives(x, y, fj, a, size):
     return gain, curvature
 
 
-@nb.njit(**_JIT)
+@nb.njit(**_JIT_CD)
 def _moved(x, y, fj, fn, a, size, d, z, own, following):
     """The model ``z`` at the segment's entries after the coordinate moves
     by ``d``; the sums of the derivatives there of this coordinate (when
@@ -828,7 +833,7 @@ def _moved(x, y, fj, fn, a, size, d, z, own, following):
     return gain, curvature, gain_n, curvature_n, vanishing
 
 
-@nb.njit(**_JIT)
+@nb.njit(**_JIT_CD)
 def _cd_segments(ptr, other, x, y, F, V, c, steps, again, s0, s1):
     """The coordinates of segments (rows of ``W`` or columns of ``H``)
     ``s0:s1``: ``V[s, j]`` for every ``j`` in turn, with ``F[other[e], j]``
@@ -957,6 +962,30 @@ def _scatter(values, order, out):
         out[order[e]] = values[e]
 
 
+# The column order of the last matrix swept (a fit sweeps the same one
+# every iteration), kept while its index arrays live: ``(indptr, indices,
+# shape, column order)``, the arrays by weak reference.
+_last_columns = [None]
+
+
+def _columns(X, indptr, indices):
+    """`_column_order` of ``X``, computed once for the index arrays that
+    the fit loop passes again at every sweep."""
+    last = _last_columns[0]
+    if (
+        last is not None
+        and last[0]() is X.indptr
+        and last[1]() is X.indices
+        and last[2] == X.shape
+    ):
+        return last[3]
+    columns = _column_order(indptr, indices, X.shape[1])
+    _last_columns[0] = (
+        weakref.ref(X.indptr), weakref.ref(X.indices), X.shape, columns
+    )  # fmt: skip
+    return columns
+
+
 def cd_sweep(X, W, H, y=None, steps=1, again=0.0):
     """One sweep of cyclic coordinate descent: the twin of
     `sklearn_topicfac.kernels.cd_sweep` (the same steps and checks, entry
@@ -971,8 +1000,7 @@ def cd_sweep(X, W, H, y=None, steps=1, again=0.0):
         y = product_at_nonzeros(X, W, H)
     y = np.maximum(y.astype(np.float64), np.finfo(np.float64).tiny)
     x = X.data.astype(np.float64)
-    indptr = X.indptr.astype(np.int64)
-    indices = X.indices.astype(np.int64)
+    indptr, indices = X.indptr, X.indices
     W_new = np.array(W, dtype=np.float64, order="C")
     Ht = np.array(H.T, dtype=np.float64, order="C")
     work = X.nnz * k
@@ -981,7 +1009,7 @@ def cd_sweep(X, W, H, y=None, steps=1, again=0.0):
         _cd_segments, _bounds(indptr), work, indptr, indices, x, y, Ht, W_new, c,
         steps, again,
     )  # fmt: skip
-    col_ptr, order, rows = _column_order(indptr, indices, m)
+    col_ptr, order, rows = _columns(X, indptr, indices)
     x_col = _gather(x, order)
     y_col = _gather(y, order)
     c = W_new.sum(axis=0)
