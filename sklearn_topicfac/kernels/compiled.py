@@ -986,10 +986,11 @@ def _columns(X, indptr, indices):
     return columns
 
 
-def cd_sweep(X, W, H, y=None, steps=1, again=0.0):
+def cd_sweep(X, W, H, y=None, steps=1, again=0.0, model=True):
     """One sweep of cyclic coordinate descent: the twin of
     `sklearn_topicfac.kernels.cd_sweep` (the same steps and checks, entry
-    by entry).  The rows of ``W`` are independent given ``H`` and the
+    by entry); ``model=False`` returns the new model at the stored entries in
+    column order, which saves putting it back in row order.  The rows of ``W`` are independent given ``H`` and the
     columns of ``H`` given ``W``, so each half of the sweep runs over parts
     of rows (of columns) on the kernel threads, with each segment's
     entries contiguous (the columns' in a column-ordered copy)."""
@@ -1017,13 +1018,45 @@ def cd_sweep(X, W, H, y=None, steps=1, again=0.0):
         _cd_segments, _bounds(col_ptr), work, col_ptr, rows, x_col, y_col, W_new,
         Ht, c, steps, again,
     )  # fmt: skip
-    _scatter(y_col, order, y)
+    if model:
+        _scatter(y_col, order, y)
+    else:
+        # (rescaled only sums x and scales the model: any order will do.)
+        x, y = x_col, y_col
     return rescaled(x, y, W_new.T, np.ascontiguousarray(Ht.T), dtype)
+
+
+@nb.njit(**_JIT)
+def _model_sums(indptr, data, y, sums, tiny, big, part, r0, r1):
+    """`_kl_sums` from the model ``y`` at the stored entries."""
+    longest = _longest(indptr, r0, r1)
+    r = np.empty(longest, dtype=y.dtype)
+    v = np.empty(longest, dtype=np.float64)
+    x_log_r, x_sum = 0.0, 0.0
+    for i in range(r0, r1):
+        a, n = indptr[i], indptr[i + 1] - indptr[i]
+        r[:n] = y[a : a + n]
+        _row_ratio(data, a, n, r, tiny, big)
+        s = _row_sums(data, a, n, r, tiny, v)
+        x_log_r += s[0]
+        x_sum += s[1]
+    sums[part, 0] = x_log_r
+    sums[part, 1] = x_sum
 
 
 def cd_pass(X, W, H, steps=1, again=0.0):
     """`sklearn_topicfac.kernels.cd_pass` on this backend: the sums of the
-    incoming state from the compiled pass that never stores the ratio."""
-    sums = ratio_log_sums_at_nonzeros(X, W, H)
-    W_new, H_new, _ = cd_sweep(X, W, H, None, steps, again)
-    return W_new, H_new, sums
+    incoming state from its model at the stored entries, which the sweep
+    starts from."""
+    dtype = np.result_type(W.dtype, H.dtype)
+    y = product_at_nonzeros(X, W, H)
+    bounds = _bounds(X.indptr)
+    sums = np.zeros((bounds.shape[0] - 1, 2))
+    if X.nnz:
+        tiny, big = _limits(dtype)
+        _on_parts(
+            _model_sums, bounds, X.nnz, X.indptr, X.data, y, sums, tiny, big,
+            indexed=True,
+        )  # fmt: skip
+    W_new, H_new, _ = cd_sweep(X, W, H, y, steps, again, model=False)
+    return W_new, H_new, _sums(sums)
