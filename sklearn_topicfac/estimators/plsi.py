@@ -68,11 +68,12 @@ class PLSI(StepwiseEM, TopicFactorization):
     solver : {"em", "squarem", "cd"}, default="em"
         ``"em"``: one EM step per iteration (Hofmann's iterates);
         ``"squarem"``: EM accelerated by squared extrapolation, one
-        iteration being one SQUAREM cycle; ``"cd"``: one sweep of
-        coordinate descent with Newton steps per iteration.  SQUAREM reaches a lower
-        objective in fewer iterations but did not end converged by ``tol``
-        on every corpus measured, nor in less time than ``"em"``'s default
-        fit, so it is not the default (``docs/real_text.md``).
+        iteration being one SQUAREM cycle; ``"cd"``: one sweep of KL-NMF's
+        coordinate descent per iteration.  Both reach a lower objective in
+        fewer iterations, but SQUAREM did not end converged by ``tol`` on
+        every corpus measured, and neither took less time than ``"em"``'s
+        default fit on every corpus, so neither is the default
+        (``docs/real_text.md``).
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start; any non-negative ``(W, H)`` start (``W @ H`` estimating ``X``)
         is rescaled into ``P(z)``, ``P(d|z)``, ``P(w|z)``.  ``None`` uses

@@ -989,11 +989,13 @@ def _columns(X, indptr, indices):
 def cd_sweep(X, W, H, y=None, steps=1, again=0.0, model=True):
     """One sweep of cyclic coordinate descent: the twin of
     `sklearn_topicfac.kernels.cd_sweep` (the same steps and checks, entry
-    by entry); ``model=False`` returns the new model at the stored entries in
-    column order, which saves putting it back in row order.  The rows of ``W`` are independent given ``H`` and the
+    by entry).  The rows of ``W`` are independent given ``H`` and the
     columns of ``H`` given ``W``, so each half of the sweep runs over parts
     of rows (of columns) on the kernel threads, with each segment's
-    entries contiguous (the columns' in a column-ordered copy)."""
+    entries contiguous (the columns' in a column-ordered copy, whose order
+    is computed once per matrix).  ``model=False`` returns the new model
+    at the stored entries in that column order, which saves putting it
+    back in row order."""
     dtype = np.result_type(W.dtype, H.dtype)
     n, m = X.shape
     k = W.shape[1]
