@@ -155,6 +155,37 @@ def measure(name, X, k, Estimator, key, solver, budget):
     return row
 
 
+# Today's default and the candidate compared by ``--compare``.
+PAIRS = [
+    (tf.KLNMF, "solver", "mu", "cd"),
+    (tf.PLSI, "solver", "em", "cd"),
+    (tf.HybridNMFPLSI, None, ("mu", "em"), ("cd", "cd")),
+]
+
+
+def compare(name, X, k, reps):
+    """Median CPU seconds of ``reps`` default fits of today's solver and of
+    the candidate, alternating in this process after one untimed fit of
+    each; one row per estimator."""
+    for Estimator, key, today, candidate in PAIRS:
+        seconds = {today: [], candidate: []}
+        last = {}
+        for rep in range(reps + 1):
+            for solver in (today, candidate):
+                params = _params(Estimator, key, solver)
+                est, cpu, warned, _ = _fit(Estimator, X, k, params)
+                if rep:
+                    seconds[solver].append(cpu)
+                last[solver] = (int(est.n_iter_), warned)
+        row = {"corpus": name, "estimator": Estimator.__name__, "reps": reps}
+        for label, solver in (("today", today), ("candidate", candidate)):
+            row[label] = _name(solver)
+            row[f"{label}_cpu"] = float(np.median(seconds[solver]))
+            row[f"{label}_n_iter"], row[f"{label}_warned"] = last[solver]
+        row["ratio"] = row["candidate_cpu"] / row["today_cpu"]
+        yield row
+
+
 def table(paths):
     """The markdown table of the results in the JSON-lines files ``paths``."""
     rows = [json.loads(line) for path in paths for line in open(path)]
@@ -186,6 +217,12 @@ def main():
         nargs="*",
         help="only these solvers (e.g. mu cd em cd/cd; default: all)",
     )
+    parser.add_argument(
+        "--compare",
+        type=int,
+        metavar="REPS",
+        help="instead: median CPU s of REPS default fits, today's vs candidate",
+    )
     parser.add_argument("--table", nargs="*", help="print the table of these results")
     parser.add_argument(
         "--write-doc",
@@ -205,6 +242,12 @@ def main():
         X, y = CORPORA[name]()
         X = sp.csr_matrix(X, dtype=np.float64)
         k = len(np.unique(y))
+        if args.compare:
+            for row in compare(name, X, k, args.compare):
+                print(json.dumps(row), flush=True)
+                with open(args.out, "a") as f:
+                    f.write(json.dumps(row) + "\n")
+            continue
         chosen = [
             (Estimator, key, solver)
             for Estimator, key, solvers in METHODS
