@@ -120,6 +120,23 @@ def _newton_pass(x, y, index, factor, values, linear, active):
     return new, y_new, again
 
 
+def _newton_steps(x, y, index, factor, values, linear):
+    """`NEWTON_STEPS` passes of `_newton_pass` on one component, each after
+    the first on the segments still moving, over their entries only."""
+    values, y, active = _newton_pass(
+        x, y, index, factor, values, linear, np.ones(values.shape[0], dtype=bool)
+    )
+    for _ in range(NEWTON_STEPS - 1):
+        if not active.any():
+            break
+        at = active[index]
+        values, y_at, active = _newton_pass(
+            x[at], y[at], index[at], factor[at], values, linear, active
+        )
+        y[at] = y_at
+    return values, y
+
+
 def cd_sweep(X, W, H, y=None):
     """One sweep of cyclic coordinate descent: the columns of ``W``, then the
     rows of ``H``.
@@ -155,23 +172,11 @@ def cd_sweep(X, W, H, y=None):
     h_sum = H_new.sum(axis=1)
     for j in range(k):
         if h_sum[j] > 0:
-            factor, active = H_new[j][cols], np.ones(n, dtype=bool)
-            for _ in range(NEWTON_STEPS):
-                if not active.any():
-                    break
-                Wt[j], y, active = _newton_pass(
-                    x, y, rows, factor, Wt[j], h_sum[j], active
-                )
+            Wt[j], y = _newton_steps(x, y, rows, H_new[j][cols], Wt[j], h_sum[j])
     w_sum = Wt.sum(axis=1)
     for j in range(k):
         if w_sum[j] > 0:
-            factor, active = Wt[j][rows], np.ones(m, dtype=bool)
-            for _ in range(NEWTON_STEPS):
-                if not active.any():
-                    break
-                H_new[j], y, active = _newton_pass(
-                    x, y, cols, factor, H_new[j], w_sum[j], active
-                )
+            H_new[j], y = _newton_steps(x, y, cols, Wt[j][rows], H_new[j], w_sum[j])
     return rescaled(x, y, Wt, H_new, dtype)
 
 
