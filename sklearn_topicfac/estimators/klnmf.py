@@ -32,7 +32,8 @@ class KLNMF(StepwiseEM, TopicFactorization):
 
     over the row's stored entries ``t`` (``y = W H`` there, ``h`` the
     component's topic entries, ``c`` their sum), a second step following
-    where the first moved the entry by more than 1 %; a step that would
+    where the first moved the entry by more than a small fraction of it
+    (``kernels.coordinate.AGAIN``); a step that would
     raise the objective is replaced by the multiplicative one, and each iteration ends
     with the best common scale (``sum(W H) = sum(X)``), so the objective
     never increases.  ``solver="mu"``, the default, is Lee & Seung's

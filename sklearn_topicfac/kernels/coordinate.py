@@ -26,10 +26,15 @@ stored entries: O(nnz k) work, no dense ``W H``.
 
 Since ``f''`` decreases in ``w``, a Newton step that raises ``w`` lands at or
 short of the minimizer and lowers ``f``; a step that lowers ``w`` may
-overshoot.  Each such step is checked on the exact change of ``f`` (one
-logarithm per entry) and, where ``f`` would rise, replaced by the
-multiplicative (majorization-minimization) step ``w \\sum_t x_t h_t / y_t
-/ c``, which never raises it.  The objective therefore never rises.
+overshoot.  Such a step is accepted where the trapezoid bound shows that it
+lowers ``f`` (``f'`` is concave, so ``f(w) - f(new) >= (w - new) (f'(w) +
+f'(new)) / 2``, and ``f'(w) + f'(new) >= 0`` suffices), else checked on the
+exact change of ``f`` (one logarithm per entry) and, where ``f`` would rise,
+replaced by the multiplicative (majorization-minimization) step ``w
+\\sum_t x_t h_t / y_t / c``, which never raises it.  The objective therefore
+never rises.  A coordinate takes up to `NEWTON_STEPS` such steps per sweep,
+another one only while the last Newton proposal moved it by more than
+`AGAIN` times its value.
 """
 
 import numpy as np
