@@ -107,7 +107,8 @@ class EstimatorSpec:
     bad_params: MappingProxyType = field(default_factory=_frozen)
     #: The solver under which an in-memory iteration is one map-reduce over
     #: the documents, as block-wise fits and ``partial_fit`` run it whatever
-    #: the solver (KLNMF's "cd" and PLSI's "squarem" need all documents).
+    #: the solver (KLNMF's "cd" and PLSI's "squarem" and "cd" need all
+    #: documents).
     one_pass_params: MappingProxyType = field(default_factory=_frozen)
     #: The parameter variants that run other arithmetic (solvers, options),
     #: each fitted on its own where fits are compared across backends,
@@ -187,7 +188,7 @@ REGISTRY = (
     _nmf_family(
         tf.PLSI,
         one_pass_params=_frozen({"solver": "em"}),
-        variants=({}, {"solver": "squarem"}, {"beta": 0.8}),
+        variants=({}, {"solver": "squarem"}, {"solver": "cd"}, {"beta": 0.8}),
         transform_rows_sum_to_one=True,
         probabilistic_factors=True,
         empty_document_is_p_z=True,

@@ -59,7 +59,7 @@ class HybridNMFPLSI(TopicFactorization):
         Maximum number of NMF-then-PLSI rounds.
     nmf_solver : {"mu", "cd"}, default="mu"
         The NMF phase's solver (see :class:`KLNMF`).
-    plsi_solver : {"em", "squarem"}, default="em"
+    plsi_solver : {"em", "squarem", "cd"}, default="em"
         The PLSI phase's solver (see :class:`PLSI`).  The defaults,
         ``nmf_solver="mu", plsi_solver="em"``, are the paper's algorithm.
     max_iter : int, default=200
@@ -145,7 +145,7 @@ class HybridNMFPLSI(TopicFactorization):
         ],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "nmf_solver": [StrOptions({"cd", "mu"})],
-        "plsi_solver": [StrOptions({"em", "squarem"})],
+        "plsi_solver": [StrOptions({"cd", "em", "squarem"})],
     }
 
     _default_init = "kmeans"

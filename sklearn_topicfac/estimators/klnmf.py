@@ -31,8 +31,10 @@ class KLNMF(StepwiseEM, TopicFactorization):
         {\\sum_t x_t h_t^2 / y_t^2}\\Bigr)
 
     over the row's stored entries ``t`` (``y = W H`` there, ``h`` the
-    component's topic entries, ``c`` their sum); a step that would raise the
-    objective is replaced by the multiplicative one, and each iteration ends
+    component's topic entries, ``c`` their sum), a second step following
+    where the first moved the entry by more than a small fraction of it
+    (``kernels.coordinate.AGAIN``); a step that would
+    raise the objective is replaced by the multiplicative one, and each iteration ends
     with the best common scale (``sum(W H) = sum(X)``), so the objective
     never increases.  ``solver="mu"``, the default, is Lee & Seung's
     multiplicative updates (Zhang, Ding & Tang, Alg. 1), ``W`` first, then
@@ -62,9 +64,10 @@ class KLNMF(StepwiseEM, TopicFactorization):
         ``"mu"``: multiplicative updates (scikit-learn's iterates);
         ``"cd"``: coordinate descent with Newton steps.  One iteration of
         ``"cd"`` costs several of ``"mu"`` and converges in far fewer, to a
-        lower objective, but a whole fit to ``tol`` took more time than
-        ``"mu"``'s default fit on most corpora measured, so it is not the
-        default (``docs/real_text.md`` has the measurements).
+        lower objective; a whole fit to ``tol`` took less time than
+        ``"mu"``'s default fit (which stops at ``max_iter``) on most corpora
+        measured but not on all, so it is not the default
+        (``docs/real_text.md`` has the measurements).
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start of the iterations.  ``None`` uses ``"nndsvda"`` (a non-negative
         SVD start, deterministic up to ``random_state``) when

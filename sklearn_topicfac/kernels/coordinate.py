@@ -26,10 +26,15 @@ stored entries: O(nnz k) work, no dense ``W H``.
 
 Since ``f''`` decreases in ``w``, a Newton step that raises ``w`` lands at or
 short of the minimizer and lowers ``f``; a step that lowers ``w`` may
-overshoot.  Each such step is checked on the exact change of ``f`` (one
-logarithm per entry) and, where ``f`` would rise, replaced by the
-multiplicative (majorization-minimization) step ``w \\sum_t x_t h_t / y_t
-/ c``, which never raises it.  The objective therefore never rises.
+overshoot.  Such a step is accepted where the trapezoid bound shows that it
+lowers ``f`` (``f'`` is concave, so ``f(w) - f(new) >= (w - new) (f'(w) +
+f'(new)) / 2``, and ``f'(w) + f'(new) >= 0`` suffices), else checked on the
+exact change of ``f`` (one logarithm per entry) and, where ``f`` would rise,
+replaced by the multiplicative (majorization-minimization) step ``w
+\\sum_t x_t h_t / y_t / c``, which never raises it.  The objective therefore
+never rises.  A coordinate takes up to `NEWTON_STEPS` such steps per sweep,
+another one only while the last Newton proposal moved it by more than
+`AGAIN` times its value.
 """
 
 import numpy as np
@@ -41,7 +46,22 @@ from .divergence import ratio_log_sums
 from .products import divide_into_ratio, product_at_nonzeros
 
 # A relative change of the model within rounding of -1 (the model vanishes).
-_VANISHING = -1 + 8 * np.finfo(np.float64).eps
+_VANISHING_REST = 8 * np.finfo(np.float64).eps
+
+
+# The work of a sweep relative to a multiplicative update's (stored entries
+# times k) for the choice of backend (`twins`): one sweep runs several
+# passes over the entries per component.
+CD_WORK = 8
+
+# Checked Newton steps per coordinate and sweep: a coordinate takes another
+# step from where the last landed while the last one's Newton proposal moved
+# it by more than `AGAIN` times its value.  The second step costs one more
+# pass over the segment's entries where it runs, and makes the sweeps far
+# fewer on real corpora; the coordinates that moved less would gain little
+# from it (``docs/real_text.md``).
+NEWTON_STEPS = 2
+AGAIN = 0.01
 
 
 def _sums(index, values, size):
@@ -49,13 +69,15 @@ def _sums(index, values, size):
     return np.bincount(index, weights=values, minlength=size)
 
 
-def _newton_pass(x, y, index, factor, values, linear):
+def _newton_pass(x, y, index, factor, values, linear, active):
     """Newton steps on ``values`` (one per segment) for one component.
 
     ``x`` and ``y`` are the data and the model at the stored entries (in
     float64), ``index`` each entry's segment, ``factor`` the other factor's
     entries of this component at the stored entries, ``linear`` the scalar
-    ``c``.  Returns the new values and the new ``y`` (both new arrays).
+    ``c``; only the segments where ``active`` is true move.  Returns the new
+    values, the new ``y`` (both new arrays) and where the Newton proposal
+    moved an active value by more than `AGAIN` times it.
     """
     size = values.shape[0]
     u = factor / y
@@ -68,27 +90,56 @@ def _newton_pass(x, y, index, factor, values, linear):
     # A segment without stored entries (or where the factor is zero at all of
     # them) only costs c * w: its minimizer is 0.
     new = np.where(curvature > 0, np.maximum(newton, 0), 0)
-    new = np.where(np.isfinite(new), new, values)
-    # The model changes by the factor 1 + t at each entry.
-    t = (new - values)[index] * u
+    new = np.where(np.isfinite(new) & active, new, values)
+    again = np.abs(new - values) > AGAIN * values
+    # The model moves by d f at each entry (d the segment's change).
+    y_new = y + (new - values)[index] * factor
     down = new < values
     if down.any():
-        # The exact change of f where the step lowers w (it may overshoot);
-        # t <= -1 (the model would vanish) makes it infinite or NaN, and so
-        # does t within rounding of -1, which may be a vanishing model.
-        t[t < _VANISHING] = -1
-        with np.errstate(divide="ignore", invalid="ignore"):
-            change = linear * (new - values) - _sums(index, x * np.log1p(t), size)
-        rises = down & ~(change <= 0)
+        # Where the step lowers w it may overshoot.  f' is concave, so
+        # f(w) - f(new) is at least the trapezoid (w - new) (f'(w) +
+        # f'(new)) / 2: the step lowers f where f'(w) + f'(new) >= 0, and only
+        # elsewhere is the exact change of f (a logarithm per entry) needed.
+        # A model that would vanish (a relative change within rounding of
+        # -1, or below) counts as a rise.
+        fails = np.bincount(index[y_new < _VANISHING_REST * y], minlength=size) > 0
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            slope = linear - _sums(index, x * (factor / y_new), size)
+            lowers = ~fails & ((linear - gain) + slope >= 0)
+        check = down & ~lowers & ~fails
+        if check.any():
+            at = check[index]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = (new - values)[index[at]] * u[at]
+                change = linear * (new - values) - _sums(
+                    index[at], x[at] * np.log1p(t), size
+                )
+            lowers |= check & (change <= 0)
+        rises = down & ~lowers
         if rises.any():
             # Majorization-minimization instead: never raises f.
             safe = values * (gain / linear)
             keep = np.where(rises, values, new)
             new = np.where(rises & np.isfinite(safe), safe, keep)
-            t = (new - values)[index] * u
-    t += 1
-    t *= y
-    return new, t
+            y_new = y + (new - values)[index] * factor
+    return new, y_new, again
+
+
+def _newton_steps(x, y, index, factor, values, linear):
+    """`NEWTON_STEPS` passes of `_newton_pass` on one component, each after
+    the first on the segments still moving, over their entries only."""
+    values, y, active = _newton_pass(
+        x, y, index, factor, values, linear, np.ones(values.shape[0], dtype=bool)
+    )
+    for _ in range(NEWTON_STEPS - 1):
+        if not active.any():
+            break
+        at = active[index]
+        values, y_at, active = _newton_pass(
+            x[at], y[at], index[at], factor[at], values, linear, active
+        )
+        y[at] = y_at
+    return values, y
 
 
 def cd_sweep(X, W, H, y=None):
@@ -108,8 +159,8 @@ def cd_sweep(X, W, H, y=None):
     W_new, H_new : the factors after the sweep (new arrays, dtype kept).
     y_new : ndarray of shape (X.nnz,), ``W_new @ H_new`` at the stored entries.
     """
-    if (fast := twins(X, W.shape[1])) is not None:
-        return fast.cd_sweep(X, W, H, y)
+    if (fast := twins(X, W.shape[1] * CD_WORK)) is not None:
+        return fast.cd_sweep(X, W, H, y, NEWTON_STEPS, AGAIN)
     dtype = np.result_type(W.dtype, H.dtype)
     n, m = X.shape
     k = W.shape[1]
@@ -126,11 +177,11 @@ def cd_sweep(X, W, H, y=None):
     h_sum = H_new.sum(axis=1)
     for j in range(k):
         if h_sum[j] > 0:
-            Wt[j], y = _newton_pass(x, y, rows, H_new[j][cols], Wt[j], h_sum[j])
+            Wt[j], y = _newton_steps(x, y, rows, H_new[j][cols], Wt[j], h_sum[j])
     w_sum = Wt.sum(axis=1)
     for j in range(k):
         if w_sum[j] > 0:
-            H_new[j], y = _newton_pass(x, y, cols, Wt[j][rows], H_new[j], w_sum[j])
+            H_new[j], y = _newton_steps(x, y, cols, Wt[j][rows], H_new[j], w_sum[j])
     return rescaled(x, y, Wt, H_new, dtype)
 
 
@@ -141,6 +192,8 @@ def cd_pass(X, W, H):
     incoming state (`ratio_log_sums`), from which its objective follows
     (`kl_divergence_from_sums`).
     """
+    if (fast := twins(X, W.shape[1] * CD_WORK)) is not None:
+        return fast.cd_pass(X, W, H, NEWTON_STEPS, AGAIN)
     y = product_at_nonzeros(X, W, H)
     r = y.copy()
     divide_into_ratio(X.data, r)

@@ -1,6 +1,7 @@
 """Probabilistic latent semantic indexing by (tempered) EM."""
 
 from ..kernels import (
+    cd_pass,
     em_doc_pass,
     em_topic_update,
     normalize_rows,
@@ -29,11 +30,20 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
     at once (its topics), so block-wise fits and online updates run plain
     EM (`for_blocks`).
 
+    With ``solver="cd"`` (and ``beta=1``) one iteration is a sweep of
+    KL-NMF's coordinate descent (`kernels.cd_sweep`) on the unnormalized
+    factors ``W = N P(d|z) P(z)``, ``H = P(w|z)``, after which the topics
+    are renormalized and their sums moved into ``W``: the model ``W H``,
+    hence the objective (the same generalized KL divergence, which is the
+    negative log-likelihood up to a constant once ``sum(W H) = N``), is
+    that of the sweep, which never raises it.  It needs every document at
+    once, so block-wise fits and online updates run plain EM.
+
     Parameters
     ----------
     beta : float in (0, 1], default=1.0
         Tempering exponent; 1 is plain EM.
-    solver : {"em", "squarem"}, default="em"
+    solver : {"em", "squarem", "cd"}, default="em"
     fold_in_iter, fold_in_tol
         As for `TopicModel`.
     """
@@ -67,6 +77,10 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
         return W2, {"loss": loss, "H": H2}
 
     def doc_step(self, X, W, H, warm):
+        if self.solver == "cd" and self.beta == 1:
+            # The whole sweep, topics included: X holds every document.
+            W_new, H_new, sums = cd_pass(X, W, H)
+            return W_new, {"loss": self.objective(X, sums, W, H), "H_cd": H_new}
         if self.solver == "squarem" and self.beta == 1:
             # The whole cycle, topics included: X holds every document.
             return self._squarem(X, W, H)
@@ -83,6 +97,9 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
         return W_new, {"loss": loss, "WtR": transposed_product(W, R)}
 
     def topic_step(self, H, stats):
+        if "H_cd" in stats:
+            # P(w|z) and the topics' sums, by which the engine rescales W.
+            return normalize_rows(stats["H_cd"])
         if "H" in stats:
             return stats["H"], None
         if self.beta != 1:

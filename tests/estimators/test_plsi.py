@@ -12,7 +12,7 @@ from _worked_examples import (
 )
 from numpy.testing import assert_allclose
 
-from sklearn_topicfac import KLNMF, PLSI
+from sklearn_topicfac import KLNMF, PLSI, NormalizedNMF
 from sklearn_topicfac.kernels import normalize_columns, normalize_rows
 
 
@@ -34,7 +34,7 @@ def test_plsi_iterates_equal_hofmanns_em(backend, beta):
     assert_allclose(model.components_, ref_wz, rtol=1e-10)
 
 
-@pytest.mark.parametrize("solver", ["em", "squarem"])
+@pytest.mark.parametrize("solver", ["em", "squarem", "cd"])
 @pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_em_objective_never_increases(sparse, dtype, solver):
@@ -53,6 +53,24 @@ def test_em_objective_never_increases(sparse, dtype, solver):
     slack = 20 * np.finfo(dtype).eps * float(X.sum())
     assert np.all(np.diff(history) <= slack)
     assert history[-1] < 0.5 * history[0]
+
+
+def test_cd_runs_normalized_nmfs_sweeps_in_plsis_parametrization():
+    # PLSI's factors are KL-NMF's rescaled (P(w|z) the normalized rows of
+    # H, P(d|z) P(z) N the columns of W times their sums): the same model
+    # W H and objective after every sweep, whichever parametrization.
+    X = _planted()
+    params = dict(init="random", random_state=0, max_iter=15, tol=0, split_merge=0)
+    plsi = PLSI(4, solver="cd", **params).fit(X)
+    nmf = NormalizedNMF(4, solver="cd", **params).fit(X)
+    assert_allclose(plsi.loss_history_, nmf.loss_history_, rtol=1e-10)
+    assert_allclose(plsi.components_, nmf.components_, rtol=1e-8, atol=1e-12)
+    assert_allclose(plsi.components_.sum(axis=1), 1.0)
+    assert_allclose(plsi.p_d_given_z_.sum(axis=0), 1.0)
+    assert_allclose(plsi.p_z_.sum(), 1.0)
+    # Sweeps, not EM steps: 15 of them go below where 15 EM steps stop.
+    em = PLSI(4, solver="em", **params).fit(X)
+    assert plsi.loss_ < em.loss_
 
 
 def test_probabilities_are_normalized():

@@ -33,6 +33,7 @@ def _instances():
             models.PLSIModel(),
             models.PLSIModel(beta=0.8),
             models.PLSIModel(solver="squarem").for_blocks(),
+            models.PLSIModel(solver="cd").for_blocks(),
         ],
         "JointNMFModel": [
             models.JointNMFModel("components", alpha=0.1),
