@@ -409,9 +409,9 @@ default=None
         :meth:`bound` is that log-likelihood; batch only, with a topic-word
         prior; :meth:`partial_fit` runs online VB on ``components_``.
         On a large corpus a start's first sweeps can change the objective by
-        less than ``tol`` while its topics are still alike, and the fit then
-        ends there, unseparated (``docs/lda_defaults.md``): compare
-        ``n_iter_`` with ``max_iter``, or lower ``tol``.
+        less than ``tol`` while its topics are still alike, so each start
+        makes at least 10 sweeps before the stopping rule is consulted
+        (``CVB0Model.min_iter``).
         ``"vb"``: the mean-field variational Bayes above, scikit-learn's
         (with ``init="random"`` and ``split_merge=0``, scikit-learn's
         ``LatentDirichletAllocation``).
