@@ -134,10 +134,15 @@ def print_defaults(rows):
         sm = m[2] if m else "-"
         moves = f"{m[0]} / {m[1]}" if m else "-"
         numba = numba_ratio(r, rows)
+        speedup, cpu_speedup = (
+            ("(peer)", "(peer)")
+            if r["peer"] is None
+            else (f"{r['speedup']:.2f}x", f"{r['cpu_speedup']:.2f}x")
+        )
         print(
             f"| {r['corpus']} | {r['runner']} | {start} | {sm} | {r['seconds']:.2f} "
-            f"| {r['n_iter']} | {moves} | {r['speedup']:.2f}x | {r['cpu']:.2f} "
-            f"| {r['cpu_speedup']:.2f}x | {numba} |"
+            f"| {r['n_iter']} | {moves} | {speedup} | {r['cpu']:.2f} "
+            f"| {cpu_speedup} | {numba} |"
         )
 
 
