@@ -102,29 +102,6 @@ def tiled_sampled(X, W, H, tile, divide=True):
 
 
 @nb.njit(**C._JIT)
-def _add_gather(indices, a, n, r, Ht, acc):
-    """`compiled._row_gather` without zeroing ``acc`` first."""
-    kp = Ht.shape[1]
-    j = 0
-    while j + 4 <= n:
-        c0, c1 = indices[a + j], indices[a + j + 1]
-        c2, c3 = indices[a + j + 2], indices[a + j + 3]
-        q0, q1 = np.float64(r[j]), np.float64(r[j + 1])
-        q2, q3 = np.float64(r[j + 2]), np.float64(r[j + 3])
-        for t in range(kp):
-            acc[t] += (q0 * Ht[c0, t] + q1 * Ht[c1, t]) + (
-                q2 * Ht[c2, t] + q3 * Ht[c3, t]
-            )
-        j += 4
-    while j < n:
-        c = indices[a + j]
-        q = np.float64(r[j])
-        for t in range(kp):
-            acc[t] += q * Ht[c, t]
-        j += 1
-
-
-@nb.njit(**C._JIT)
 def _tiled_doc_pass(
     indptr, indices, data, W, Ht, h_sum, W_new, r_new, sums, tile, tiny, big,
     part, r0, r1,
@@ -156,7 +133,7 @@ def _tiled_doc_pass(
             s = C._row_sums(data, a, n, y, tiny, v)
             x_log_r += s[0]
             x_sum += s[1]
-            _add_gather(indices, a, n, y, Ht, acc[i - r0])
+            C._row_gather_add(indices, a, n, y, Ht, acc[i - r0])
     W2 = np.zeros((rows, kp), dtype=Ht.dtype)
     for i in range(r0, r1):
         for t in range(k):

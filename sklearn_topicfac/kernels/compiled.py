@@ -193,12 +193,18 @@ def _row_sums(data, a, n, r, tiny, v):
 
 @nb.njit(**_JIT)
 def _row_gather(indices, a, n, r, Ht, acc):
-    """``acc = sum_j r[j] Ht[c_j]`` (float64 ``acc``): the row of ``R @ H.T``.
+    """``acc = sum_j r[j] Ht[c_j]`` (float64 ``acc``): the row of ``R @ H.T``."""
+    acc[:] = 0.0
+    _row_gather_add(indices, a, n, r, Ht, acc)
+
+
+@nb.njit(**_JIT)
+def _row_gather_add(indices, a, n, r, Ht, acc):
+    """``acc += sum_j r[j] Ht[c_j]``: `_row_gather` without zeroing ``acc``.
 
     Four entries per update of ``acc``: each update waits on the previous
     one (a store, then a load of the same k-vector), and that wait bounded
     the loop (one entry per update measured slower)."""
-    acc[:] = 0.0
     kp = Ht.shape[1]
     j = 0
     while j + 4 <= n:
