@@ -223,6 +223,10 @@ def methods():
     }
     out["LDAVI vb"] = _ours(functools.partial(tf.LDAVI, inference="vb"))
     out["LDAVI cvb0"] = _ours(functools.partial(tf.LDAVI, inference="cvb0"))
+    # CVB0 whose first start is the NNDSVDa one (the other starts random).
+    out["LDAVI cvb0 nndsvda"] = _ours(
+        functools.partial(tf.LDAVI, inference="cvb0", init="nndsvda")
+    )
     out["sklearn NMF(KL)"] = _sklearn_nmf
     out["sklearn LDA"] = _sklearn_lda
     out["KMeans tf-idf"] = _kmeans_tfidf
@@ -360,7 +364,7 @@ def table(rows, seeds):
 TOMOTOPY_ROW = "tomotopy LDA 1/k"
 
 
-def targets(rows, candidates=("LDAVI", "LDAVI vb", "LDAVI cvb0")):
+def targets(rows, candidates=("LDAVI", "LDAVI vb", "LDAVI cvb0", "LDAVI cvb0 nndsvda")):
     """Issue 26's targets per corpus, as Markdown: each candidate's perplexity
     over the better of tomotopy (1/k priors) and PLSI's, its accuracy minus
     the lower of their two (the target is >= -0.02), its seconds over
