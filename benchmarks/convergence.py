@@ -173,6 +173,12 @@ PAIRS = {
         (tf.PLSI, "solver", "em", "em-cd"),
         (tf.HybridNMFPLSI, None, ("mu", "em"), ("mu-cd", "em-cd")),
     ],
+    # The cheap start against coordinate descent from the start.
+    "cd-vs-cheap-cd": [
+        (tf.KLNMF, "solver", "cd", "mu-cd"),
+        (tf.PLSI, "solver", "cd", "em-cd"),
+        (tf.HybridNMFPLSI, None, ("cd", "cd"), ("mu-cd", "em-cd")),
+    ],
 }
 
 
