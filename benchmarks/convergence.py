@@ -29,12 +29,13 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_topicfac as tf
-from sklearn_topicfac.models import _switch as switch
 from sklearn_topicfac.datasets import (
     load_labeled_text,
     load_mat_corpus,
     load_reuters21578,
 )
+from sklearn_topicfac.engine.loop import stopped
+from sklearn_topicfac.models import _switch as switch
 
 # The shared corpora (``--data`` to point elsewhere).
 DATA = Path("/work/shared/data")
@@ -182,11 +183,11 @@ PAIRS = {
 }
 
 
-def compare(name, X, k, reps, candidate="cd"):
+def compare(name, X, k, reps, which="cd"):
     """Median CPU seconds of ``reps`` default fits of today's solver and of
     the candidate, alternating in this process after one untimed fit of
     each; one row per estimator."""
-    for Estimator, key, today, candidate in PAIRS[candidate]:
+    for Estimator, key, today, candidate in PAIRS[which]:
         seconds = {today: [], candidate: []}
         last = {}
         for rep in range(reps + 1):
@@ -204,6 +205,43 @@ def compare(name, X, k, reps, candidate="cd"):
             row[f"{label}_n_iter"], row[f"{label}_warned"] = last[solver]
         row["ratio"] = row["candidate_cpu"] / row["today_cpu"]
         yield row
+
+
+def rule_check(name, X, k, Estimator, key, solver, budget, factors=(1, 2, 3)):
+    """The stopping rule (`engine.loop.stopped`) applied afterwards to one
+    long run (``tol=0``, stopped at ``budget`` CPU seconds) at ``tol`` =
+    1e-4 times each of ``factors``: where a default fit (``max_iter=200``)
+    would have stopped, its CPU time, and its gap to the long run's end;
+    and where the objective first came within 0.1 % of that end."""
+    params = dict(_params(Estimator, key, solver), tol=0, max_iter=100_000)
+    _, _, _, points = _fit(Estimator, X, k, params, budget=budget)
+    # points[i]: the objective of the state iteration i + 1 started from,
+    # the CPU seconds after it; the loop judges iteration n on the
+    # objectives of the states 0..n-1 and ends at state n.
+    losses = [loss for loss, _ in points]
+    end = losses[-1]
+    row = {"corpus": name, "estimator": Estimator.__name__, "solver": _name(solver)}
+    row["long_iter"] = len(points)
+    row["within_0.1%"] = next(
+        (i for i, loss in enumerate(losses) if loss <= end * (1 + 1e-3)), None
+    )
+    for factor in factors:
+        n = next(
+            (
+                n
+                for n in range(1, min(200, len(losses) - 1) + 1)
+                if stopped(losses[:n], 1e-4 * factor)
+            ),
+            None,
+        )
+        stop = n if n is not None else min(200, len(losses) - 1)
+        row[f"tol{factor}"] = {
+            "n_iter": stop,
+            "converged": n is not None,
+            "cpu": points[stop - 1][1],
+            "gap": (losses[stop] - end) / end,
+        }
+    return row
 
 
 def table(paths):
@@ -260,6 +298,11 @@ def main():
         default="auto",
         help="the kernels' backend (sklearn_topicfac.set_config)",
     )
+    parser.add_argument(
+        "--rule-check",
+        action="store_true",
+        help="instead: the stopping rule at 1, 2, 3 x tol on one long run per solver",
+    )
     parser.add_argument("--table", nargs="*", help="print the table of these results")
     parser.add_argument(
         "--write-doc",
@@ -287,6 +330,20 @@ def main():
                 print(json.dumps(row), flush=True)
                 with open(args.out, "a") as f:
                     f.write(json.dumps(row) + "\n")
+            continue
+        if args.rule_check:
+            for Estimator, key, solvers in METHODS:
+                for solver in solvers:
+                    if args.solvers and _name(solver) not in args.solvers:
+                        continue
+                    if Estimator is tf.HybridNMFPLSI:
+                        continue
+                    params = dict(_params(Estimator, key, solver), max_iter=2)
+                    _fit(Estimator, X, k, params)
+                    row = rule_check(name, X, k, Estimator, key, solver, args.budget)
+                    print(json.dumps(row), flush=True)
+                    with open(args.out, "a") as f:
+                        f.write(json.dumps(row) + "\n")
             continue
         chosen = [
             (Estimator, key, solver)
