@@ -35,7 +35,6 @@ from sklearn_topicfac.datasets import (
     load_reuters21578,
 )
 from sklearn_topicfac.engine.loop import stopped
-from sklearn_topicfac.models import _switch as switch
 
 # The shared corpora (``--data`` to point elsewhere).
 DATA = Path("/work/shared/data")
@@ -66,13 +65,9 @@ VALIDATION = ["webace", "20news", "tr11", "tr41"]
 
 # (estimator, solver parameter, solvers; the first is today's algorithm)
 METHODS = [
-    (tf.KLNMF, "solver", ["mu", "cd", "mu-cd"]),
-    (tf.PLSI, "solver", ["em", "squarem", "cd", "em-cd"]),
-    (
-        tf.HybridNMFPLSI,
-        None,
-        [("mu", "em"), ("cd", "squarem"), ("cd", "cd"), ("mu-cd", "em-cd")],
-    ),
+    (tf.KLNMF, "solver", ["mu", "cd"]),
+    (tf.PLSI, "solver", ["em", "squarem", "cd"]),
+    (tf.HybridNMFPLSI, None, [("mu", "em"), ("cd", "squarem"), ("cd", "cd")]),
 ]
 
 
@@ -161,33 +156,19 @@ def measure(name, X, k, Estimator, key, solver, budget):
     return row
 
 
-# Today's default and the candidates compared by ``--compare`` (chosen by
-# ``--candidate``).
-PAIRS = {
-    "cd": [
-        (tf.KLNMF, "solver", "mu", "cd"),
-        (tf.PLSI, "solver", "em", "cd"),
-        (tf.HybridNMFPLSI, None, ("mu", "em"), ("cd", "cd")),
-    ],
-    "cheap-cd": [
-        (tf.KLNMF, "solver", "mu", "mu-cd"),
-        (tf.PLSI, "solver", "em", "em-cd"),
-        (tf.HybridNMFPLSI, None, ("mu", "em"), ("mu-cd", "em-cd")),
-    ],
-    # The cheap start against coordinate descent from the start.
-    "cd-vs-cheap-cd": [
-        (tf.KLNMF, "solver", "cd", "mu-cd"),
-        (tf.PLSI, "solver", "cd", "em-cd"),
-        (tf.HybridNMFPLSI, None, ("cd", "cd"), ("mu-cd", "em-cd")),
-    ],
-}
+# Today's default and the candidate compared by ``--compare``.
+PAIRS = [
+    (tf.KLNMF, "solver", "mu", "cd"),
+    (tf.PLSI, "solver", "em", "cd"),
+    (tf.HybridNMFPLSI, None, ("mu", "em"), ("cd", "cd")),
+]
 
 
-def compare(name, X, k, reps, which="cd"):
+def compare(name, X, k, reps):
     """Median CPU seconds of ``reps`` default fits of today's solver and of
     the candidate, alternating in this process after one untimed fit of
     each; one row per estimator."""
-    for Estimator, key, today, candidate in PAIRS[which]:
+    for Estimator, key, today, candidate in PAIRS:
         seconds = {today: [], candidate: []}
         last = {}
         for rep in range(reps + 1):
@@ -198,7 +179,6 @@ def compare(name, X, k, reps, which="cd"):
                     seconds[solver].append(cpu)
                 last[solver] = (int(est.n_iter_), warned)
         row = {"corpus": name, "estimator": Estimator.__name__, "reps": reps}
-        row["switch"] = switch.SWITCH
         for label, solver in (("today", today), ("candidate", candidate)):
             row[label] = _name(solver)
             row[f"{label}_cpu"] = float(np.median(seconds[solver]))
@@ -282,17 +262,6 @@ def main():
         help="instead: median CPU s of REPS default fits, today's vs candidate",
     )
     parser.add_argument(
-        "--candidate",
-        choices=sorted(PAIRS),
-        default="cd",
-        help="the candidates of --compare (cheap-cd: mu-cd / em-cd)",
-    )
-    parser.add_argument(
-        "--switch",
-        type=float,
-        help="the relative decrease at which mu-cd / em-cd switch to sweeps",
-    )
-    parser.add_argument(
         "--backend",
         choices=["auto", "numpy", "numba"],
         default="auto",
@@ -318,15 +287,13 @@ def main():
             write_doc(args.write_doc, table(args.table), "docs/real_text.md")
         return
     globals()["DATA"] = Path(args.data)
-    if args.switch is not None:
-        switch.SWITCH = args.switch
     tf.set_config(backend=args.backend)
     for name in args.corpora:
         X, y = CORPORA[name]()
         X = sp.csr_matrix(X, dtype=np.float64)
         k = len(np.unique(y))
         if args.compare:
-            for row in compare(name, X, k, args.compare, args.candidate):
+            for row in compare(name, X, k, args.compare):
                 print(json.dumps(row), flush=True)
                 with open(args.out, "a") as f:
                     f.write(json.dumps(row) + "\n")

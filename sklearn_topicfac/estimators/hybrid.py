@@ -144,8 +144,8 @@ class HybridNMFPLSI(TopicFactorization):
             StrOptions({"auto"}),
         ],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
-        "nmf_solver": [StrOptions({"cd", "mu", "mu-cd"})],
-        "plsi_solver": [StrOptions({"cd", "em", "em-cd", "squarem"})],
+        "nmf_solver": [StrOptions({"cd", "mu"})],
+        "plsi_solver": [StrOptions({"cd", "em", "squarem"})],
     }
 
     _default_init = "kmeans"

@@ -117,7 +117,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
 
     _parameter_constraints: dict = {
         **StepwiseEM._parameter_constraints,
-        "solver": [StrOptions({"cd", "mu", "mu-cd"})],
+        "solver": [StrOptions({"cd", "mu"})],
     }
 
     def __init__(

@@ -125,7 +125,7 @@ class PLSI(StepwiseEM, TopicFactorization):
     _parameter_constraints: dict = {
         **StepwiseEM._parameter_constraints,
         "beta": [Interval(Real, 0, 1, closed="right")],
-        "solver": [StrOptions({"cd", "em", "em-cd", "squarem"})],
+        "solver": [StrOptions({"cd", "em", "squarem"})],
     }
 
     def __init__(

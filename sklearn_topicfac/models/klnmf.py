@@ -9,10 +9,9 @@ from ..kernels import (
     transposed_product,
 )
 from ._base import ProbabilisticFactors, TopicModel
-from ._switch import CheapThenSweeps
 
 
-class KLNMFModel(CheapThenSweeps, TopicModel):
+class KLNMFModel(TopicModel):
     """``min D(X || W H)``, ``W`` first, then ``H``.
 
     With ``solver="mu"``, Lee & Seung's multiplicative updates:
@@ -28,13 +27,9 @@ class KLNMFModel(CheapThenSweeps, TopicModel):
     document at once, so block-wise fits and online updates run the
     multiplicative updates instead (`for_blocks`).
 
-    With ``solver="mu-cd"``, multiplicative updates first and the sweeps
-    once an update lowered the objective by less than `_switch.SWITCH`
-    times its value (`_switch.CheapThenSweeps`).
-
     Parameters
     ----------
-    solver : {"mu", "cd", "mu-cd"}, default="mu"
+    solver : {"mu", "cd"}, default="mu"
     fold_in_iter, fold_in_tol
         As for `TopicModel`.
     """
@@ -49,7 +44,7 @@ class KLNMFModel(CheapThenSweeps, TopicModel):
         return type(self)(fold_in_iter=self.fold_in_iter, fold_in_tol=self.fold_in_tol)
 
     def doc_step(self, X, W, H, warm):
-        if self.solver == "cd" or (self.solver == "mu-cd" and self.sweeps_now(warm)):
+        if self.solver == "cd":
             # The whole sweep, topics included: X holds every document.
             W_new, H_new, sums = cd_pass(X, W, H)
             return W_new, {"loss": self.objective(X, sums, W, H), "H": H_new}
@@ -59,8 +54,6 @@ class KLNMFModel(CheapThenSweeps, TopicModel):
         # from PLSI's joint EM), all from one pass over X.
         W_new, R_new, sums = mu_doc_pass(X, W, H)
         loss = self.objective(X, sums, W, H)
-        if self.solver == "mu-cd":
-            self.cheap_done(loss)
         return W_new, {
             "loss": loss,
             "WtR": transposed_product(W_new, R_new),

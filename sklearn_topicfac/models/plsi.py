@@ -10,10 +10,9 @@ from ..kernels import (
     transposed_product,
 )
 from ._base import ProbabilisticFactors, TopicModel
-from ._switch import CheapThenSweeps
 
 
-class PLSIModel(CheapThenSweeps, ProbabilisticFactors, TopicModel):
+class PLSIModel(ProbabilisticFactors, TopicModel):
     """Hofmann's aspect model ``P(d, w) = sum_z P(z) P(d|z) P(w|z)`` by EM.
 
     One EM step updates both factors from the posterior of the incoming
@@ -40,15 +39,11 @@ class PLSIModel(CheapThenSweeps, ProbabilisticFactors, TopicModel):
     that of the sweep, which never raises it.  It needs every document at
     once, so block-wise fits and online updates run plain EM.
 
-    With ``solver="em-cd"`` (and ``beta=1``), EM steps first and these
-    sweeps once an EM step lowered the objective by less than
-    `_switch.SWITCH` times its value (`_switch.CheapThenSweeps`).
-
     Parameters
     ----------
     beta : float in (0, 1], default=1.0
         Tempering exponent; 1 is plain EM.
-    solver : {"em", "squarem", "cd", "em-cd"}, default="em"
+    solver : {"em", "squarem", "cd"}, default="em"
     fold_in_iter, fold_in_tol
         As for `TopicModel`.
     """
@@ -82,10 +77,7 @@ class PLSIModel(CheapThenSweeps, ProbabilisticFactors, TopicModel):
         return W2, {"loss": loss, "H": H2}
 
     def doc_step(self, X, W, H, warm):
-        sweep = self.solver == "cd" or (
-            self.solver == "em-cd" and self.sweeps_now(warm)
-        )
-        if sweep and self.beta == 1:
+        if self.solver == "cd" and self.beta == 1:
             # The whole sweep, topics included: X holds every document.
             W_new, H_new, sums = cd_pass(X, W, H)
             return W_new, {"loss": self.objective(X, sums, W, H), "H_cd": H_new}
@@ -95,8 +87,6 @@ class PLSIModel(CheapThenSweeps, ProbabilisticFactors, TopicModel):
         if self.beta == 1:
             W_new, R, sums = em_doc_pass(X, W, H)
             loss = self.objective(X, sums, W, H)
-            if self.solver == "em-cd":
-                self.cheap_done(loss)
         else:
             loss = self.objective(X, ratio_log_sums_at_nonzeros(X, W, H), W, H)
             # The tempered posterior is proportional to (W_dz H_zw) ** beta;

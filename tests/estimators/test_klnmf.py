@@ -9,7 +9,6 @@ from sklearn.decomposition import NMF
 
 from sklearn_topicfac import KLNMF, NormalizedNMF
 from sklearn_topicfac.kernels import kl_divergence
-from sklearn_topicfac.models._switch import SWITCH
 
 
 @pytest.mark.parametrize("sparse", [True, False])
@@ -40,7 +39,7 @@ def test_klnmf_reproduces_sklearn_mu_iterates(backend, sparse, n_iter):
     assert_allclose(ours.loss_, ref.reconstruction_err_**2 / 2, rtol=1e-6)
 
 
-@pytest.mark.parametrize("solver", ["mu", "cd", "mu-cd"])
+@pytest.mark.parametrize("solver", ["mu", "cd"])
 @pytest.mark.parametrize("estimator", [KLNMF, NormalizedNMF])
 @pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -143,35 +142,3 @@ def test_more_topics_fit_better():
         KLNMF(k, random_state=0, tol=1e-6, max_iter=500).fit(X).loss_ for k in (1, 3, 5)
     ]
     assert losses[0] > losses[1] > losses[2]
-
-
-def _switch_iteration(history):
-    """The first iteration ``i`` after which ``"mu-cd"`` / ``"em-cd"`` sweep:
-    the cheap step ``i - 1`` lowered the objective by less than SWITCH."""
-    for i in range(2, len(history)):
-        if history[i - 2] - history[i - 1] < SWITCH * history[i - 1]:
-            return i
-    raise AssertionError("the cheap iterations never slowed down")
-
-
-@pytest.mark.parametrize("sparse", [True, False])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_mu_cd_runs_mu_then_cd_sweeps(backend, sparse, dtype):
-    # The multiplicative iterates up to the switch, then the sweeps of "cd"
-    # from the state they reached.
-    X = _planted(sparse=sparse, dtype=dtype)
-    W0, H0 = (A.astype(dtype) for A in _start(X, 4))
-    fixed = dict(init="custom", tol=0, split_merge=0)
-    mu = KLNMF(4, solver="mu", max_iter=60, **fixed).fit(X, W=W0, H=H0)
-    both = KLNMF(4, solver="mu-cd", max_iter=60, **fixed).fit(X, W=W0, H=H0)
-    i = _switch_iteration(mu.loss_history_)
-    assert 2 < i < 50
-    rtol = 1e-5 if dtype == np.float32 else 1e-12
-    assert_allclose(both.loss_history_[: i + 1], mu.loss_history_[: i + 1], rtol=rtol)
-    at = KLNMF(4, solver="mu", max_iter=i, **fixed).fit(X, W=W0, H=H0)
-    cd = KLNMF(4, solver="cd", max_iter=60 - i, **fixed).fit(
-        X, W=at.embedding_, H=at.components_
-    )
-    assert_allclose(both.loss_history_[i:], cd.loss_history_, rtol=rtol)
-    assert both.components_.dtype == both.embedding_.dtype == dtype
-    assert both.loss_ < mu.loss_

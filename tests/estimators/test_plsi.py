@@ -14,7 +14,6 @@ from numpy.testing import assert_allclose
 
 from sklearn_topicfac import KLNMF, PLSI, NormalizedNMF
 from sklearn_topicfac.kernels import normalize_columns, normalize_rows
-from sklearn_topicfac.models._switch import SWITCH
 
 
 @pytest.mark.parametrize("beta", [1.0, 0.8])
@@ -35,7 +34,7 @@ def test_plsi_iterates_equal_hofmanns_em(backend, beta):
     assert_allclose(model.components_, ref_wz, rtol=1e-10)
 
 
-@pytest.mark.parametrize("solver", ["em", "squarem", "cd", "em-cd"])
+@pytest.mark.parametrize("solver", ["em", "squarem", "cd"])
 @pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_em_objective_never_increases(sparse, dtype, solver):
@@ -72,35 +71,6 @@ def test_cd_runs_normalized_nmfs_sweeps_in_plsis_parametrization():
     # Sweeps, not EM steps: 15 of them go below where 15 EM steps stop.
     em = PLSI(4, solver="em", **params).fit(X)
     assert plsi.loss_ < em.loss_
-
-
-@pytest.mark.parametrize("sparse", [True, False])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_em_cd_runs_em_then_cd_sweeps(backend, sparse, dtype):
-    # EM's iterates up to the first EM step that lowered the objective by
-    # less than SWITCH times it (one step later: the step after it is still
-    # EM), then the sweeps of "cd" from the state EM reached.
-    X = _planted(sparse=sparse, dtype=dtype)
-    params = dict(init="random", random_state=0, tol=0, split_merge=0)
-    em = PLSI(4, solver="em", max_iter=60, **params).fit(X)
-    both = PLSI(4, solver="em-cd", max_iter=60, **params).fit(X)
-    history = em.loss_history_
-    i = next(
-        i
-        for i in range(2, len(history))
-        if history[i - 2] - history[i - 1] < SWITCH * history[i - 1]
-    )
-    assert 2 < i < 50
-    rtol = 1e-5 if dtype == np.float32 else 1e-12
-    assert_allclose(both.loss_history_[: i + 1], history[: i + 1], rtol=rtol)
-    at = PLSI(4, solver="em", max_iter=i, **params).fit(X)
-    W = at.p_d_given_z_ * (at.p_z_ * X.sum())
-    cd = PLSI(4, solver="cd", max_iter=60 - i, **dict(params, init="custom")).fit(
-        X, W=W, H=at.components_
-    )
-    assert_allclose(both.loss_history_[i:], cd.loss_history_, rtol=rtol)
-    assert both.components_.dtype == both.p_d_given_z_.dtype == dtype
-    assert both.loss_ < em.loss_
 
 
 def test_probabilities_are_normalized():
