@@ -34,6 +34,7 @@ from sklearn_topicfac.datasets import (
     load_mat_corpus,
     load_reuters21578,
 )
+from sklearn_topicfac.engine.loop import stopped
 
 # The shared corpora (``--data`` to point elsewhere).
 DATA = Path("/work/shared/data")
@@ -186,6 +187,43 @@ def compare(name, X, k, reps):
         yield row
 
 
+def rule_check(name, X, k, Estimator, key, solver, budget, factors=(1, 2, 3)):
+    """The stopping rule (`engine.loop.stopped`) applied afterwards to one
+    long run (``tol=0``, stopped at ``budget`` CPU seconds) at ``tol`` =
+    1e-4 times each of ``factors``: where a default fit (``max_iter=200``)
+    would have stopped, its CPU time, and its gap to the long run's end;
+    and where the objective first came within 0.1 % of that end."""
+    params = dict(_params(Estimator, key, solver), tol=0, max_iter=100_000)
+    _, _, _, points = _fit(Estimator, X, k, params, budget=budget)
+    # points[i]: the objective of the state iteration i + 1 started from,
+    # the CPU seconds after it; the loop judges iteration n on the
+    # objectives of the states 0..n-1 and ends at state n.
+    losses = [loss for loss, _ in points]
+    end = losses[-1]
+    row = {"corpus": name, "estimator": Estimator.__name__, "solver": _name(solver)}
+    row["long_iter"] = len(points)
+    row["within_0.1%"] = next(
+        (i for i, loss in enumerate(losses) if loss <= end * (1 + 1e-3)), None
+    )
+    for factor in factors:
+        n = next(
+            (
+                n
+                for n in range(1, min(200, len(losses) - 1) + 1)
+                if stopped(losses[:n], 1e-4 * factor)
+            ),
+            None,
+        )
+        stop = n if n is not None else min(200, len(losses) - 1)
+        row[f"tol{factor}"] = {
+            "n_iter": stop,
+            "converged": n is not None,
+            "cpu": points[stop - 1][1],
+            "gap": (losses[stop] - end) / end,
+        }
+    return row
+
+
 def table(paths):
     """The markdown table of the results in the JSON-lines files ``paths``."""
     rows = [json.loads(line) for path in paths for line in open(path)]
@@ -223,6 +261,17 @@ def main():
         metavar="REPS",
         help="instead: median CPU s of REPS default fits, today's vs candidate",
     )
+    parser.add_argument(
+        "--backend",
+        choices=["auto", "numpy", "numba"],
+        default="auto",
+        help="the kernels' backend (sklearn_topicfac.set_config)",
+    )
+    parser.add_argument(
+        "--rule-check",
+        action="store_true",
+        help="instead: the stopping rule at 1, 2, 3 x tol on one long run per solver",
+    )
     parser.add_argument("--table", nargs="*", help="print the table of these results")
     parser.add_argument(
         "--write-doc",
@@ -238,6 +287,7 @@ def main():
             write_doc(args.write_doc, table(args.table), "docs/real_text.md")
         return
     globals()["DATA"] = Path(args.data)
+    tf.set_config(backend=args.backend)
     for name in args.corpora:
         X, y = CORPORA[name]()
         X = sp.csr_matrix(X, dtype=np.float64)
@@ -247,6 +297,20 @@ def main():
                 print(json.dumps(row), flush=True)
                 with open(args.out, "a") as f:
                     f.write(json.dumps(row) + "\n")
+            continue
+        if args.rule_check:
+            for Estimator, key, solvers in METHODS:
+                for solver in solvers:
+                    if args.solvers and _name(solver) not in args.solvers:
+                        continue
+                    if Estimator is tf.HybridNMFPLSI:
+                        continue
+                    params = dict(_params(Estimator, key, solver), max_iter=2)
+                    _fit(Estimator, X, k, params)
+                    row = rule_check(name, X, k, Estimator, key, solver, args.budget)
+                    print(json.dumps(row), flush=True)
+                    with open(args.out, "a") as f:
+                        f.write(json.dumps(row) + "\n")
             continue
         chosen = [
             (Estimator, key, solver)
