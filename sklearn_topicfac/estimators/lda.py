@@ -416,8 +416,8 @@ default=None
         ``"vb"``: the mean-field variational Bayes above, scikit-learn's
         (with ``init="random"`` and ``split_merge=0``, scikit-learn's
         ``LatentDirichletAllocation``).
-        Measurements, and why the default is CVB0 (held-out perplexity
-        within 1 % of collapsed Gibbs sampling's on nine labeled corpora),
+        Measurements, and why the default is CVB0 (its held-out
+        perplexity against collapsed Gibbs sampling's on labeled corpora),
         in ``docs/lda_defaults.md``.
 
     Attributes
