@@ -207,10 +207,15 @@ REGISTRY = (
         tf.LDAVI,
         # One split-merge move at most (default: 3): the moves are exercised,
         # each costs a whole fit; at most 20 E-step sweeps per document and
-        # E-step (default: 100) on the tests' small corpora.  The contracts
-        # are the default mean-field VB's; CVB0 (inference="cvb0") is tested
-        # in tests/estimators/test_cvb0.py.
-        fast_params=_frozen({"split_merge": 1, "max_doc_update_iter": 20}),
+        # E-step (default: 100) on the tests' small corpora.  These
+        # contracts are the mean-field VB's (inference="vb"): the default,
+        # CVB0, runs scikit-learn's estimator checks (check_params, which
+        # fit with the defaults), the engine, block-wise and distributed
+        # tests (variants), and its own in tests/estimators/test_cvb0.py.
+        fast_params=_frozen(
+            {"split_merge": 1, "max_doc_update_iter": 20, "inference": "vb"}
+        ),
+        variants=({}, {"inference": "vb"}),
         check_params=(
             {},
             {"topic_word_prior": None},

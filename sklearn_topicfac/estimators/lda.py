@@ -25,9 +25,9 @@ from ._base import TopicFactorization, all_or_nothing
 _DEFAULT_SCHEDULE = engine.Schedule(
     batch_size=128, offset=10.0, decay=0.7, total_samples=1e6
 )
-# inference="cvb0": random starts per n_init, and the kept start's sweeps per
-# max_iter (see LDAVI's ``inference``; chosen on the tuning corpora,
-# docs/lda_defaults.md).
+# inference="cvb0" (and the default "auto"): starts per n_init (init's, then
+# random draws), and the kept start's sweeps per max_iter (see LDAVI's
+# ``inference``; chosen on the tuning corpora, docs/lda_defaults.md).
 CVB0_STARTS = 3
 CVB0_SWEEPS = 3
 
@@ -195,14 +195,15 @@ class LDAVI(_Variational):
     proportions :math:`\\theta_d \\sim \\mathrm{Dir}(\\alpha)`, each topic is
     a distribution over terms :math:`\\beta_k \\sim \\mathrm{Dir}(\\eta)`, and
     each word picks a topic from :math:`\\theta_d` and a term from that
-    topic.  With ``inference="cvb0"`` (or ``"auto"``: CVB0 where it runs,
-    batch learning with a prior on the topics) the fit is zero-order
-    collapsed variational inference, CVB0 (see ``inference``): it integrates
-    :math:`\\theta` and :math:`\\beta` out and keeps expected counts, so its
-    topics :math:`N_{kw} + \\eta` carry no :math:`\\exp\\psi` shrinkage of
-    rare terms.  The default, ``inference="vb"``, is the mean-field
-    variational Bayes of scikit-learn's ``LatentDirichletAllocation``,
-    described now.  With
+    topic.  By default (``inference="auto"``) the fit is zero-order
+    collapsed variational inference, CVB0, wherever it runs -- batch
+    learning with a prior on the topics -- (see ``inference``): it
+    integrates :math:`\\theta` and :math:`\\beta` out and keeps expected
+    counts, so its topics :math:`N_{kw} + \\eta` carry no
+    :math:`\\exp\\psi` shrinkage of rare terms.  ``inference="vb"`` is the
+    mean-field variational Bayes of scikit-learn's
+    ``LatentDirichletAllocation`` (online learning and point-estimate topics
+    always run it), described now.  With
     :math:`q(\\theta_d) = \\mathrm{Dir}(\\gamma_d)` and
     :math:`q(\\beta_k) = \\mathrm{Dir}(\\lambda_k)`, the fit maximizes the
     evidence lower bound
@@ -357,9 +358,9 @@ default=None
         split-merge moves (``split_merge``) repair them directly.  The moves
         are made once, after the best start.
     split_merge : int >= 0, default=0
-        Maximum number of split-merge moves after the fit (batch learning,
-        in memory and block-wise alike; online fits make none); ``0``, the
-        default, makes none.
+        Maximum number of split-merge moves after the fit (batch
+        mean-field VB, in memory and block-wise alike; online and CVB0 fits
+        make none); ``0``, the default, makes none.
         A move merges the two topics that cost least to merge (near
         duplicates, or an empty topic) and splits in two the topic whose
         share of the data is furthest from one topic (a rank-2 KL-NMF of it),
@@ -386,7 +387,7 @@ default=None
     verbose : int, default=0
         Print the negative bound and elapsed time every 10 epochs (every
         epoch if ``verbose > 1``).
-    inference : {"vb", "cvb0", "auto"}, default="vb"
+    inference : {"auto", "cvb0", "vb"}, default="auto"
         ``"auto"``: ``"cvb0"`` where it runs -- batch learning with a
         topic-word prior -- else ``"vb"`` (online learning, point-estimate
         topics).
@@ -397,8 +398,8 @@ default=None
         token's own counts left out, and ``components_`` are
         :math:`N_{kw} + \\eta` (no :math:`\\exp\\psi` shrinkage of rare
         terms).  CVB0's local optima depend on its start, so a fit makes
-        ``3 * n_init`` starts (``init``'s, ``"random"`` when ``init`` is
-        None, then random draws), each of at most ``max_iter`` sweeps; the
+        ``3 * n_init`` starts (``init``'s -- NNDSVDa when ``init`` is None,
+        as for VB -- then random draws), each of at most ``max_iter`` sweeps; the
         start with the lowest objective runs on, to at most ``3 * max_iter``
         sweeps in all.  No bound is ascended: the objective is minus the
         training log-likelihood under the point estimates
@@ -415,7 +416,9 @@ default=None
         ``"vb"``: the mean-field variational Bayes above, scikit-learn's
         (with ``init="random"`` and ``split_merge=0``, scikit-learn's
         ``LatentDirichletAllocation``).
-        Measurements in ``docs/lda_defaults.md``.
+        Measurements, and why the default is CVB0 (its held-out
+        perplexity against collapsed Gibbs sampling's on labeled corpora),
+        in ``docs/lda_defaults.md``.
 
     Attributes
     ----------
@@ -529,7 +532,7 @@ default=None
         tol=1e-4,
         random_state=None,
         verbose=0,
-        inference="vb",
+        inference="auto",
     ):
         self.n_components = n_components
         self.doc_topic_prior = doc_topic_prior
@@ -565,17 +568,17 @@ default=None
         if not self._collapsed():
             return super()._fit_engine(runner, W, H)
         # CVB0's local optima depend on its start (docs/lda_defaults.md):
-        # CVB0_STARTS * n_init random starts of max_iter sweeps at most, and
+        # CVB0_STARTS * n_init starts (init's, then random draws) of max_iter
+        # sweeps at most, and
         # the one with the lowest objective runs on, up to CVB0_SWEEPS *
         # max_iter sweeps in all.
         self._reset_state()
         model = self._build_model()
         n, m = runner.shape
         k = self.n_components
-        init = "random" if self.init is None else self.init
         settings = replace(self._settings(), n_init=CVB0_STARTS * self.n_init, moves=0)
         start = engine.Start(
-            resolve_init(init, self._default_init, n, m, k),
+            resolve_init(self.init, self._default_init, n, m, k),
             k, self.random_state, self.random_state_, W, H,
         )  # fmt: skip
         result = engine.fit(model, runner, engine.Plan(start, settings))

@@ -63,20 +63,29 @@ def _same_moves(a, b):
         assert_allclose(m_a["objective_after"], m_b["objective_after"], rtol=1e-9)
 
 
-@pytest.mark.parametrize("spec", estimators_with("blockwise"))
-def test_blocks_fit_at_default_parameters_equals_in_memory_fit(spec):
+# Every block-wise estimator at its defaults, and LDAVI's mean-field VB too
+# (its default, CVB0, makes no split-merge moves).
+DEFAULT_FITS = [
+    *(pytest.param(p.values[0], {}, id=p.id) for p in estimators_with("blockwise")),
+    pytest.param(BY_NAME["LDAVI"], {"inference": "vb"}, id="LDAVI-vb"),
+]
+
+
+@pytest.mark.parametrize(("spec", "params"), DEFAULT_FITS)
+def test_blocks_fit_at_default_parameters_equals_in_memory_fit(spec, params):
     # The start included: NNDSVDa from products of the blocks with thin
     # matrices, and the split-merge moves (off by default, turned on here)
     # made on the blocks (on this corpus, 4 planted topics fitted with 5, a
     # move is proposed, tried on the blocks and undone, as in memory).
     X = planted_counts(n=120, m=70, k=4, seed=0)
-    kw = dict(n_components=5, random_state=0, split_merge=3)
+    kw = dict(n_components=5, random_state=0, split_merge=3, **params)
     memory = spec.cls(**kw, **spec.one_pass_params).fit(X)
     blocks = spec.cls(**kw).fit(Blocks(X, block_size=50))
     _same_fit(memory, blocks)
     assert blocks.n_iter_ == memory.n_iter_
     _same_moves(memory, blocks)
-    assert memory.split_merge_moves_
+    collapsed = spec.cls is LDAVI and not params
+    assert bool(memory.split_merge_moves_) is not collapsed
     if hasattr(memory, "n_batch_iter_"):
         assert blocks.n_batch_iter_ == memory.n_batch_iter_
 

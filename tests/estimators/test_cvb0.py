@@ -104,13 +104,12 @@ def test_converged_sweeps_are_a_fixed_point_of_batch_cvb0():
 def test_cvb0_runs_on_the_best_of_three_starts():
     from sklearn_topicfac import fit_callback
 
-    # The default is the mean-field VB: CVB0 stopped after 3 sweeps on the
-    # full 20 Newsgroups (docs/lda_defaults.md).
-    assert LDAVI().inference == "vb"
+    # The default: CVB0 wherever it runs (docs/lda_defaults.md).
+    assert LDAVI().inference == "auto"
     X = lda_counts(k=4)
     runs = {}
     with fit_callback(lambda info: runs.setdefault(info.run, []).append(info)):
-        est = LDAVI(4, inference="auto", max_iter=8, tol=0, split_merge=1)
+        est = LDAVI(4, max_iter=8, tol=0, split_merge=1)
         est.set_params(random_state=0).fit(X)
     # components_ = N_kw + eta: the expected counts sum to the tokens.
     eta = est.topic_word_prior_
@@ -217,3 +216,22 @@ def test_blocks_fit_equals_in_memory_fit():
     blocks = LDAVI(3, **kw).fit(Blocks(X, block_size=50))
     assert_allclose(blocks.components_, memory.components_, rtol=1e-8)
     assert_allclose(blocks.embedding_, memory.embedding_, rtol=1e-8, atol=1e-12)
+
+
+def test_default_first_start_is_nndsvda_then_random_draws():
+    from sklearn_topicfac import fit_callback
+
+    # init=None: the first of the three starts is the NNDSVDa one (as VB's),
+    # the other two random draws; init="random": all three are draws (the
+    # SVD's own draws advance the generator, so the later draws differ).
+    X = lda_counts(k=4)
+
+    def starts(**params):
+        runs = {}
+        with fit_callback(lambda i: runs.setdefault(i.run, []).append(i.objective)):
+            LDAVI(4, max_iter=5, tol=0, random_state=0, **params).fit(X)
+        return [runs[f"start {i}"] for i in (1, 2, 3)]
+
+    default, nndsvda, random = starts(), starts(init="nndsvda"), starts(init="random")
+    assert_allclose(default, nndsvda)
+    assert not np.allclose(default[0], random[0], rtol=1e-3)

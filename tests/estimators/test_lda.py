@@ -13,7 +13,8 @@ from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import gen_batches
 
-from sklearn_topicfac import LDAVI, GammaPoissonVI
+from sklearn_topicfac import LDAVI as _LDAVI
+from sklearn_topicfac import GammaPoissonVI
 from sklearn_topicfac.engine import InMemoryRunner, Start, start_topics
 from sklearn_topicfac.engine.loop import stopped
 from sklearn_topicfac.engine.moves import split_in_two
@@ -27,6 +28,17 @@ from sklearn_topicfac.kernels import (
 )
 from sklearn_topicfac.models import LDAModel
 from sklearn_topicfac.models._moves import split_gain
+
+
+def LDAVI(*args, **params):
+    """LDAVI by the mean-field VB, scikit-learn's, which this file tests.
+
+    The default, ``inference="auto"``, fits by CVB0 (tests/estimators/
+    test_cvb0.py); a test here that means CVB0 or the default says so.
+    """
+    params.setdefault("inference", "vb")
+    return _LDAVI(*args, **params)
+
 
 K = 4
 

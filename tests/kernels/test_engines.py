@@ -200,7 +200,10 @@ def test_engines_agree_after_50_iterations(Estimator, params, dtype):
 
 
 def _fits_on_both_engines(Estimator, X, **params):
-    """``((est, est.transform(X)) on NumPy, the same on numba)``."""
+    """``((est, est.transform(X)) on NumPy, the same on numba)``, by the
+    mean-field E-step (LDAVI's default CVB0: tests/estimators/test_cvb0.py)."""
+    if Estimator is LDAVI:
+        params.setdefault("inference", "vb")
     fits = []
     for backend in ("numpy", "numba"):
         with config_context(backend=backend):
