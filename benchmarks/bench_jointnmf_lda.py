@@ -148,9 +148,9 @@ class HeldOut:
         self.X_test = X_test
         # A fitted LDAVI (priors 1/k as scikit-learn's defaults) whose topics
         # are swapped in for each evaluation.
-        self.model = LDAVI(k, max_iter=1, tol=0, split_merge=0, random_state=seed).fit(
-            X_train[:50]
-        )
+        self.model = LDAVI(
+            k, inference="vb", max_iter=1, tol=0, split_merge=0, random_state=seed
+        ).fit(X_train[:50])
 
     def __call__(self, topics):
         self.model.components_ = topics
@@ -311,6 +311,7 @@ def bench_lda(X_train, X_test, k, epochs, repeats, sk_repeats, batch_size, seed=
             to_target = time_public_fit(
                 lambda t=t_star, method=method: LDAVI(
                     k,
+                    inference="vb",
                     init="random",
                     learning_method=method,
                     batch_size=batch_size,

@@ -45,13 +45,17 @@ def estimator(start, k):
     without moves)."""
     name, _, value = start.partition(":")
     if name == "nndsvda":
-        return LDAVI(k, random_state=0)
+        return LDAVI(k, inference="vb", random_state=0)
     if name == "no-moves":
-        return LDAVI(k, split_merge=0, random_state=0)
+        return LDAVI(k, inference="vb", split_merge=0, random_state=0)
     if name == "random":
-        return LDAVI(k, init="random", split_merge=0, random_state=int(value))
+        return LDAVI(
+            k, inference="vb", init="random", split_merge=0, random_state=int(value)
+        )
     if name == "n_init":
-        return LDAVI(k, n_init=int(value), split_merge=0, random_state=0)
+        return LDAVI(
+            k, inference="vb", n_init=int(value), split_merge=0, random_state=0
+        )
     raise ValueError(f"unknown start {start!r}")
 
 

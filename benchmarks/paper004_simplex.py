@@ -94,7 +94,9 @@ def run(X, corners, seed, max_iter, tol):
     # Paper 004, §3.4: LDA as the inner model (points of mass 1000).
     lda = SimplexPLSA(
         n_components=3,
-        inner_model=LDAVI(max_iter=300, split_merge=0, random_state=seed),
+        inner_model=LDAVI(
+            inference="vb", max_iter=300, split_merge=0, random_state=seed
+        ),
         point_mass=1000.0,
     ).fit(X)
 

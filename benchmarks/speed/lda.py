@@ -45,7 +45,8 @@ def completion_perplexity(topics, observed, held, n_sweeps=100):
 
 # ---------------------------------------------------------------- runners
 def ldavi(X, k, epochs, method="batch", seed=0, init="random", split_merge=0):
-    """LDAVI; ``init="random"`` is scikit-learn's start, drawn from the same seed.
+    """LDAVI by the mean-field VB, scikit-learn's algorithm (not the default
+    CVB0); ``init="random"`` is scikit-learn's start, drawn from the same seed.
 
     ``split_merge=0``: the epochs alone, the work scikit-learn's fit does;
     ``"default"``: the estimator's default moves.
@@ -54,6 +55,7 @@ def ldavi(X, k, epochs, method="batch", seed=0, init="random", split_merge=0):
     cls = ldavi_class()
     model = cls(
         k,
+        inference="vb",
         init=init,
         learning_method=method,
         max_iter=epochs,
