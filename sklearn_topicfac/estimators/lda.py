@@ -1,6 +1,7 @@
 """Latent Dirichlet allocation and Gamma-Poisson factorization by mean-field
 variational inference, in NMF form."""
 
+import warnings
 from dataclasses import replace
 from numbers import Integral, Real
 
@@ -15,6 +16,7 @@ from .._config import config_context, get_config
 from .._docstrings import fill_doc
 from .._validation import reconstruct
 from ..engine.iterations import Run, run_on
+from ..engine.loop import ROUNDING
 from ..engine.starts import resolve_init
 from ..kernels import normalize_rows, thread_budget
 from ..models import CVB0Model, GammaPoissonModel, LDAModel
@@ -185,6 +187,29 @@ class _Variational(TopicFactorization):
         """
         check_is_fitted(self)
         return reconstruct(X, normalize_rows(self.components_)[0])
+
+
+def _warn_if_cvb0_rose(history):
+    """Warn when CVB0's objective rose by more than rounding during the fit.
+
+    CVB0 ascends no bound: its objective (minus the training log-likelihood
+    under its point estimates) may rise between sweeps.  A rise is never
+    taken for convergence (`engine.loop.stopped`); this says it happened.
+    """
+    h = np.asarray(history, dtype=np.float64)
+    if h.size < 2:
+        return
+    rises = np.diff(h)
+    risen = rises > ROUNDING * abs(h[0])
+    if risen.any():
+        warnings.warn(
+            f"LDAVI (CVB0): the objective rose at {int(risen.sum())} of "
+            f"{rises.size} sweeps, by up to {rises.max() / abs(h[0]):.2g} of "
+            "its start; CVB0 ascends no bound, and the fit ends where its "
+            "sweeps ended. inference='vb' ascends a bound.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 @fill_doc
@@ -401,7 +426,8 @@ default=None
         ``3 * n_init`` starts (``init``'s -- NNDSVDa when ``init`` is None,
         as for VB -- then random draws), each of at most ``max_iter`` sweeps; the
         start with the lowest objective runs on, to at most ``3 * max_iter``
-        sweeps in all.  No bound is ascended: the objective is minus the
+        sweeps in all.  No bound is ascended (a fit whose objective rose by
+        more than rounding warns, ``RuntimeWarning``): the objective is minus the
         training log-likelihood under the point estimates
         :math:`\\theta_d \\propto N_{dk} + \\alpha`,
         :math:`\\beta_k \\propto N_{kw} + \\eta`; no split-merge moves are
@@ -599,6 +625,7 @@ default=None
                 kept.n_steps, start=result.start, model=result.model,
             )  # fmt: skip
         self.n_batch_iter_ = 1 + result.n_steps
+        _warn_if_cvb0_rose(result.history)
         return result
 
     def _max_runs(self):
