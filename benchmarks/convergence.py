@@ -224,6 +224,74 @@ def rule_check(name, X, k, Estimator, key, solver, budget, factors=(1, 2, 3)):
     return row
 
 
+# The long runs of ``--time-to-converged``: the former defaults and
+# coordinate descent (PLSI's "cd" runs KLNMF's sweeps, the same objectives).
+LONG_RUNS = [
+    (tf.KLNMF, "solver", "mu"),
+    (tf.PLSI, "solver", "em"),
+    (tf.KLNMF, "solver", "cd"),
+]
+
+
+def long_run(name, X, k, Estimator, key, solver, budget, max_iter=3000):
+    """One run with ``tol=0`` for ``max_iter`` iterations or ``budget`` CPU
+    seconds: the objective after every iteration and the CPU seconds to it
+    (after an untimed warm-up fit of the solver)."""
+    _fit(Estimator, X, k, dict(_params(Estimator, key, solver), max_iter=2))
+    params = dict(_params(Estimator, key, solver), tol=0, max_iter=max_iter)
+    _, _, _, points = _fit(Estimator, X, k, params, budget=budget)
+    # points[i]: the objective of the state iteration i + 1 started from and
+    # the CPU seconds after that iteration; the objective after iteration i
+    # is known at points[i - 1]'s time.
+    return {
+        "corpus": name,
+        "estimator": Estimator.__name__,
+        "solver": _name(solver),
+        "k": k,
+        "objective": [loss for loss, _ in points],
+        "cpu": [0.0] + [s for _, s in points[:-1]],
+    }
+
+
+def time_to_converged_table(paths):
+    """Per corpus and solver: CPU seconds to within 0.1 % of the end of the
+    solver's own long run, and of the lowest objective any solver reached."""
+    rows = [json.loads(line) for path in paths for line in open(path)]
+    corpora = list(dict.fromkeys(r["corpus"] for r in rows))
+    solvers = list(dict.fromkeys(r["solver"] for r in rows))
+    lines = [
+        "| corpus | "
+        + " | ".join(
+            f"{s}: s to own end | {s}: s to lowest | {s}: end above lowest"
+            for s in solvers
+        )
+        + " |",
+        "|---|" + "---|---|---|" * len(solvers),
+    ]
+
+    def reach(r, target):
+        hit = next((i for i, v in enumerate(r["objective"]) if v <= target), None)
+        return "never" if hit is None else f"{r['cpu'][hit]:.2f}"
+
+    for corpus in corpora:
+        runs = {r["solver"]: r for r in rows if r["corpus"] == corpus}
+        lowest = min(min(r["objective"]) for r in runs.values())
+        cells = []
+        for s in solvers:
+            r = runs.get(s)
+            if r is None:
+                cells += ["", "", ""]
+                continue
+            end = min(r["objective"])
+            cells += [
+                reach(r, end * (1 + 1e-3)),
+                reach(r, lowest * (1 + 1e-3)),
+                f"{end / lowest - 1:+.2%} ({len(r['objective']) - 1} it.)",
+            ]
+        lines.append(f"| {corpus} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def table(paths):
     """The markdown table of the results in the JSON-lines files ``paths``."""
     rows = [json.loads(line) for path in paths for line in open(path)]
@@ -272,6 +340,17 @@ def main():
         action="store_true",
         help="instead: the stopping rule at 1, 2, 3 x tol on one long run per solver",
     )
+    parser.add_argument(
+        "--time-to-converged",
+        action="store_true",
+        help="instead: one long run (tol=0, --budget CPU s, 3000 iterations "
+        "at most) of mu, em and cd per corpus",
+    )
+    parser.add_argument(
+        "--ttc-table",
+        nargs="*",
+        help="print the time-to-converged table of these long runs",
+    )
     parser.add_argument("--table", nargs="*", help="print the table of these results")
     parser.add_argument(
         "--write-doc",
@@ -279,6 +358,17 @@ def main():
         help="also write the tables as the generated block NAME (docs/_data)",
     )
     args = parser.parse_args()
+    if args.ttc_table:
+        print(time_to_converged_table(args.ttc_table))
+        if args.write_doc:
+            from _docblocks import write_doc
+
+            write_doc(
+                args.write_doc,
+                time_to_converged_table(args.ttc_table),
+                "docs/real_text.md",
+            )
+        return
     if args.table:
         print(table(args.table))
         if args.write_doc:
@@ -295,6 +385,13 @@ def main():
         if args.compare:
             for row in compare(name, X, k, args.compare):
                 print(json.dumps(row), flush=True)
+                with open(args.out, "a") as f:
+                    f.write(json.dumps(row) + "\n")
+            continue
+        if args.time_to_converged:
+            for Estimator, key, solver in LONG_RUNS:
+                row = long_run(name, X, k, Estimator, key, solver, args.budget)
+                print(name, row["solver"], len(row["objective"]), flush=True)
                 with open(args.out, "a") as f:
                     f.write(json.dumps(row) + "\n")
             continue

@@ -227,6 +227,21 @@ def methods():
     out["LDAVI cvb0 nndsvda"] = _ours(
         functools.partial(tf.LDAVI, inference="cvb0", init="nndsvda")
     )
+    # Issue 30: each solver of the KL factorizations, named.
+    for name, key, solvers in (
+        ("KLNMF", "solver", ("mu", "cd")),
+        ("PLSI", "solver", ("em", "cd")),
+    ):
+        for solver in solvers:
+            out[f"{name} {solver}"] = _ours(
+                functools.partial(getattr(tf, name), **{key: solver})
+            )
+    for nmf_solver, plsi_solver in (("mu", "em"), ("cd", "cd")):
+        out[f"HybridNMFPLSI {nmf_solver}/{plsi_solver}"] = _ours(
+            functools.partial(
+                tf.HybridNMFPLSI, nmf_solver=nmf_solver, plsi_solver=plsi_solver
+            )
+        )
     out["sklearn NMF(KL)"] = _sklearn_nmf
     out["sklearn LDA"] = _sklearn_lda
     out["KMeans tf-idf"] = _kmeans_tfidf

@@ -131,8 +131,11 @@ def test_footnote_2_nmf_and_em_are_two_algorithms_for_one_set_of_optima():
         ref_z, ref_dz, ref_wz = plsa_em(X, p_z, p_d_z, C0, n_steps=3)
         for n_iter in (3, 150):
             common = dict(init="custom", max_iter=n_iter, tol=0, split_merge=0)
-            nmf = KLNMF(4, **common).fit(X, W=W0, H=H0)
-            plsi = PLSI(4, **common).fit(X, W=W0 * h * N / (W0 * h).sum(), H=C0)
+            # The papers' algorithms (not the default coordinate descent).
+            nmf = KLNMF(4, solver="mu", **common).fit(X, W=W0, H=H0)
+            plsi = PLSI(4, solver="em", **common).fit(
+                X, W=W0 * h * N / (W0 * h).sum(), H=C0
+            )
             if n_iter == 3:
                 assert_allclose(nmf.embedding_, W_ref, rtol=1e-10)
                 assert_allclose(nmf.components_, H_ref, rtol=1e-10)
@@ -388,9 +391,10 @@ def _assert_probabilities(W, H, N, rows=None):
 @pytest.mark.parametrize(
     "Estimator, params",
     [
-        (PLSI, {}),
+        # The papers' algorithms: EM and the multiplicative updates.
+        (PLSI, {"solver": "em"}),
         (PLSI, {"beta": 0.8}),
-        (NormalizedNMF, {}),
+        (NormalizedNMF, {"solver": "mu"}),
         (JointNMF, {"normalize": "both"}),
     ],
 )
@@ -421,7 +425,7 @@ def test_probabilities_sum_to_one_after_every_step(monkeypatch, Estimator, param
         # open problem (10); docs/equivalences.md).
         normalized = [(W, H) for _, W, H, *_ in states[1:]]
         states.clear()
-        KLNMF(3, **common).fit(X)
+        KLNMF(3, **common, **params).fit(X)
         for (W, H), (_, W_nmf, H_nmf, *_) in zip(normalized, states[1:], strict=True):
             assert_allclose(W @ H, W_nmf @ H_nmf, rtol=1e-10)
 
@@ -437,7 +441,14 @@ def test_hybrid_probabilities_sum_to_one_after_every_phase(monkeypatch):
     infos = []
     with fit_callback(infos.append):
         model = HybridNMFPLSI(
-            3, n_rounds=3, max_iter=5, tol=0, split_merge=0, random_state=0
+            3,
+            nmf_solver="mu",
+            plsi_solver="em",
+            n_rounds=3,
+            max_iter=5,
+            tol=0,
+            split_merge=0,
+            random_state=0,
         ).fit(X)
     assert len(states) == len(infos) == 30
     checked = 0

@@ -31,6 +31,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import engine
+from .._config import numba_available
 from .._docstrings import fill_doc
 from .._validation import check_counts, is_dask_array, reconstruct, warn
 from ..engine.starts import resolve_init
@@ -55,6 +56,17 @@ def tiny_data_exponent(X):
         return 0
     exponent = 1 - math.frexp(largest)[1]
     return exponent + exponent % 2
+
+
+def resolve_solver(solver, accelerated, plain):
+    """``solver`` with ``"auto"`` resolved: ``accelerated`` (coordinate
+    descent) where the numba engine is installed, whose compiled sweep makes
+    it the faster way to a converged fit, else ``plain`` (the one-pass
+    multiplicative or EM updates, faster on the NumPy kernels alone; the
+    measurements are in ``docs/real_text.md``)."""
+    if solver != "auto":
+        return solver
+    return accelerated if numba_available() else plain
 
 
 def scaled(X, exponent):
@@ -387,7 +399,11 @@ class TopicFactorization(TopicEstimator):
             used as is, never densified.  A `Blocks` source or a dask array
             is fitted block by block (out-of-core, or on the active Dask
             cluster), from the same start and to the same model as in
-            memory.
+            memory with updates that are one pass over the documents per
+            iteration; the algorithms that need every document at once
+            (the default coordinate descent of KLNMF and PLSI, LDAVI's
+            CVB0) are replaced there by those updates (``"mu"``, ``"em"``,
+            the mean-field VB).
         {{ignored_y}}
         W : array-like of shape (n_samples, n_components), default=None
             Start for the document factor, used only with ``init='custom'``.

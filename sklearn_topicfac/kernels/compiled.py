@@ -778,6 +778,8 @@ def cvb0_sweep(
 # ------------------------------------------- coordinate descent (KL-NMF)
 _VANISHING = -1 + 8 * np.finfo(np.float64).eps
 _VANISHING_REST = 8 * np.finfo(np.float64).eps
+# The floor of the model at the stored entries (as `coordinate._SMALLEST`).
+_SMALLEST = np.finfo(np.float64).tiny
 # No contraction: the model's move ``y + d f`` rounds as in NumPy, which
 # matters where it cancels (a coordinate projected on zero).
 _JIT_CD = dict(_JIT, fastmath={"reassoc"})
@@ -824,6 +826,8 @@ def _moved(x, y, fj, fn, a, size, d, z, own, following):
         ya = y[a + i]
         za = ya + d * fj[i]
         vanishing |= za < _VANISHING_REST * ya
+        # W H is non-negative: cancellation below zero is rounding.
+        za = max(za, _SMALLEST)
         z[i] = za
         xa = x[a + i]
         if own:
@@ -912,7 +916,7 @@ def _cd_segments(ptr, other, x, y, F, V, c, steps, again, s0, s1):
                         lowers = change <= 0
                     if not lowers:
                         # The multiplicative step instead: never raises f.
-                        safe = w * (gain / c[j])
+                        safe = w * (max(gain, 0.0) / c[j])
                         new = safe if np.isfinite(safe) else w
                         d = new - w
                         if d == 0:

@@ -47,6 +47,8 @@ from .products import divide_into_ratio, product_at_nonzeros
 
 # A relative change of the model within rounding of -1 (the model vanishes).
 _VANISHING_REST = 8 * np.finfo(np.float64).eps
+# The floor of the model at the stored entries (float64's smallest normal).
+_SMALLEST = np.finfo(np.float64).tiny
 
 
 # The work of a sweep relative to a multiplicative update's (stored entries
@@ -80,11 +82,15 @@ def _newton_pass(x, y, index, factor, values, linear, active):
     moved an active value by more than `AGAIN` times it.
     """
     size = values.shape[0]
-    u = factor / y
-    a = x * u
-    gain = _sums(index, a, size)
-    a *= u
-    curvature = _sums(index, a, size)
+    # Where the model is tiny (down to float64's smallest normal) these
+    # overflow to inf: the proposal is then not finite, or no move, and the
+    # value is kept (below).
+    with np.errstate(over="ignore", invalid="ignore"):
+        u = factor / y
+        a = x * u
+        gain = _sums(index, a, size)
+        a *= u
+        curvature = _sums(index, a, size)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         newton = values - (linear - gain) / curvature
     # A segment without stored entries (or where the factor is zero at all of
@@ -117,12 +123,17 @@ def _newton_pass(x, y, index, factor, values, linear, active):
             lowers |= check & (change <= 0)
         rises = down & ~lowers
         if rises.any():
-            # Majorization-minimization instead: never raises f.
-            safe = values * (gain / linear)
+            # Majorization-minimization instead: never raises f.  (A gain
+            # below zero only comes from a model rounded below zero.)
+            with np.errstate(over="ignore", invalid="ignore"):
+                safe = values * (np.maximum(gain, 0) / linear)
             keep = np.where(rises, values, new)
             new = np.where(rises & np.isfinite(safe), safe, keep)
             y_new = y + (new - values)[index] * factor
-    return new, y_new, again
+    # The model W H is non-negative; a value that cancellation rounded to
+    # zero or below is kept at the smallest normal number, so that the
+    # derivatives stay finite and of the right sign.
+    return new, np.maximum(y_new, _SMALLEST), again
 
 
 def _newton_steps(x, y, index, factor, values, linear):

@@ -1,0 +1,89 @@
+"""The default solvers of the KL factorizations: ``"auto"`` is coordinate
+descent where numba is installed, which ends converged on real text where
+the multiplicative and EM updates stop at ``max_iter``, and those updates
+without numba (issue 30; the measurements on the nine shared corpora are in
+``docs/real_text.md``, "Does a default fit end converged?")."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+import sklearn_topicfac as tf
+from sklearn_topicfac.datasets import load_classic3
+from sklearn_topicfac.engine.loop import stopped
+from sklearn_topicfac.estimators import _base
+
+# (estimator, the former default's parameters)
+FORMER = [
+    (tf.KLNMF, {"solver": "mu"}),
+    (tf.NormalizedNMF, {"solver": "mu"}),
+    (tf.PLSI, {"solver": "em"}),
+    (tf.HybridNMFPLSI, {"nmf_solver": "mu", "plsi_solver": "em"}),
+]
+
+
+def _classic3_sample(n_docs=300, seed=0):
+    """A random sample of the bundled Classic3 abstracts (real text), the
+    terms they use."""
+    X, _ = load_classic3(return_X_y=True)
+    rows = np.random.default_rng(seed).choice(X.shape[0], n_docs, replace=False)
+    X = X[np.sort(rows)]
+    return X[:, np.flatnonzero(np.asarray(X.sum(axis=0)).ravel())]
+
+
+def _fit(Estimator, X, **params):
+    """The fit and the number of ConvergenceWarnings it emitted."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        model = Estimator(n_components=6, random_state=0, **params).fit(X)
+    return model, sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+@pytest.mark.parametrize("numba", [True, False])
+@pytest.mark.parametrize("Estimator, former", FORMER)
+def test_auto_is_coordinate_descent_with_numba_else_the_former_default(
+    monkeypatch, Estimator, former, numba
+):
+    monkeypatch.setattr(_base, "numba_available", lambda: numba)
+    X = _classic3_sample(120)
+    explicit = {key: "cd" for key in former} if numba else former
+    default, _ = _fit(Estimator, X)
+    chosen, _ = _fit(Estimator, X, **explicit)
+    np.testing.assert_array_equal(default.components_, chosen.components_)
+    assert default.n_iter_ == chosen.n_iter_
+    # The fitted attributes say which ran.
+    for key, value in explicit.items():
+        assert getattr(default, key + "_") == value
+
+
+@pytest.mark.slow
+# The hybrid's former default ends here by its rule on whole rounds (its
+# phases stop at max_iter without a warning of their own).
+@pytest.mark.parametrize("Estimator, former", FORMER[:3])
+def test_default_fit_ends_converged_where_the_former_default_crawls(
+    monkeypatch, Estimator, former
+):
+    """On 300 real abstracts (k = 6) the former default (multiplicative or EM
+    updates) stops at ``max_iter`` with a ConvergenceWarning; the default
+    ends by ``tol``, its objective never rising.
+
+    Not asserted, because it does not hold here: that ten times as many
+    iterations again would lower the objective by less than 0.1 %.  This
+    sample's coordinate descent crosses a plateau (sweeps 40 to 150) on
+    which the stopping rule ends the default fit; 500 more sweeps lower
+    its objective by 0.23 % (``docs/real_text.md``).  The rule cannot tell
+    a plateau from a minimum, whatever the solver."""
+    # The default where numba is installed (here on the NumPy kernels, as
+    # the suite runs them).
+    monkeypatch.setattr(_base, "numba_available", lambda: True)
+    X = _classic3_sample(300)
+    _, former_warnings = _fit(Estimator, X, **former)
+    assert former_warnings == 1
+    model, warned = _fit(Estimator, X)
+    assert warned == 0
+    assert model.n_iter_ < model.max_iter
+    history = model.loss_history_
+    assert np.all(np.diff(history) <= 1e-9 * history[0])
+    assert stopped(list(history), model.tol)
