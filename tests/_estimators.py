@@ -177,18 +177,18 @@ REGISTRY = (
     _nmf_family(
         tf.KLNMF,
         one_pass_params=_frozen({"solver": "mu"}),
-        variants=({}, {"solver": "mu"}),
+        variants=({}, {"solver": "cd"}),
     ),
     _nmf_family(
         tf.NormalizedNMF,
         probabilistic_factors=True,
         one_pass_params=_frozen({"solver": "mu"}),
-        variants=({}, {"solver": "mu"}),
+        variants=({}, {"solver": "cd"}),
     ),
     _nmf_family(
         tf.PLSI,
         one_pass_params=_frozen({"solver": "em"}),
-        variants=({}, {"solver": "squarem"}, {"solver": "em"}, {"beta": 0.8}),
+        variants=({}, {"solver": "squarem"}, {"solver": "cd"}, {"beta": 0.8}),
         transform_rows_sum_to_one=True,
         probabilistic_factors=True,
         empty_document_is_p_z=True,
@@ -296,7 +296,7 @@ REGISTRY = (
         check_params=({"n_rounds": 3, "max_iter": 50},),
         variants=(
             {},
-            {"nmf_solver": "mu", "plsi_solver": "em"},
+            {"nmf_solver": "cd", "plsi_solver": "cd"},
             {"nmf_solver": "cd", "plsi_solver": "squarem"},
         ),
         # Two algorithms in turn, each to convergence: not one map-reduce

@@ -148,12 +148,19 @@ INITS = {
 # PLSI's tempered EM (beta < 1), nor LDAVI's online learning (its history is
 # a running estimate).
 VARIANTS = {
-    KLNMF: ({},),
-    NormalizedNMF: ({},),
-    PLSI: ({},),
+    # The default (on the NumPy backend of the suite: the multiplicative /
+    # EM updates) and coordinate descent (the default with numba).
+    KLNMF: ({}, {"solver": "cd"}),
+    NormalizedNMF: ({}, {"solver": "cd"}),
+    PLSI: ({}, {"solver": "cd"}),
     JointNMF: ({}, {"normalize": "both"}, {"alpha": 0.5}),
     # Hybrid rounds each run two phases of up to max_iter iterations.
-    HybridNMFPLSI: ({"n_rounds": 2}, {"n_rounds": 1}, {"n_rounds": 3}),
+    HybridNMFPLSI: (
+        {"n_rounds": 2},
+        {"n_rounds": 1},
+        {"n_rounds": 3},
+        {"n_rounds": 2, "nmf_solver": "cd", "plsi_solver": "cd"},
+    ),
     LDAVI: ({}, {"topic_word_prior": None}, {"doc_topic_prior": 2.0}, {"n_init": 2}),
     GammaPoissonVI: (
         {},

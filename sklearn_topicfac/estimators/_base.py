@@ -31,7 +31,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import engine
-from .._config import numba_available
+from .._config import get_config, numba_available
 from .._docstrings import fill_doc
 from .._validation import check_counts, is_dask_array, reconstruct, warn
 from ..engine.starts import resolve_init
@@ -60,13 +60,16 @@ def tiny_data_exponent(X):
 
 def resolve_solver(solver, accelerated, plain):
     """``solver`` with ``"auto"`` resolved: ``accelerated`` (coordinate
-    descent) where the numba engine is installed, whose compiled sweep makes
-    it the faster way to a converged fit, else ``plain`` (the one-pass
-    multiplicative or EM updates, faster on the NumPy kernels alone; the
-    measurements are in ``docs/real_text.md``)."""
+    descent) where the numba engine may run the kernels (numba installed,
+    ``backend`` not ``"numpy"``), whose compiled sweep makes it the faster
+    way to a converged fit, else ``plain`` (the one-pass multiplicative or
+    EM updates, faster on the NumPy kernels alone; the measurements are in
+    ``docs/real_text.md``)."""
     if solver != "auto":
         return solver
-    return accelerated if numba_available() else plain
+    if get_config()["backend"] == "numpy" or not numba_available():
+        return plain
+    return accelerated
 
 
 def scaled(X, exponent):

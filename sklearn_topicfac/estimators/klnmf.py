@@ -65,14 +65,15 @@ class KLNMF(StepwiseEM, TopicFactorization):
         ``"cd"``: coordinate descent with Newton steps; ``"mu"``:
         multiplicative updates (scikit-learn's iterates; the former
         default); ``"auto"``: ``"cd"`` where numba is installed (the
-        ``fast`` extra), else ``"mu"`` -- the fitted ``solver_`` says which
-        ran.  With numba's compiled sweep, ``"cd"`` comes close to the
-        objective it converges to several times sooner than ``"mu"`` on
-        real corpora, at a lower objective, where a ``"mu"`` fit usually
-        stops at ``max_iter`` with a ``ConvergenceWarning``; on the NumPy
-        kernels alone a sweep costs several ``"mu"`` iterations and
-        ``"mu"`` gets there first (``docs/real_text.md``, "Does a default
-        fit end converged?").
+        ``fast`` extra) and the backend is not ``"numpy"``
+        (:func:`~sklearn_topicfac.set_config`), else ``"mu"`` -- the fitted
+        ``solver_`` says which ran.  With numba's compiled sweep, ``"cd"``
+        comes close to the objective it converges to several times sooner
+        than ``"mu"`` on real corpora, at a lower objective, where a
+        ``"mu"`` fit usually stops at ``max_iter`` with a
+        ``ConvergenceWarning``; on the NumPy kernels alone a sweep costs
+        several ``"mu"`` iterations and ``"mu"`` gets there first
+        (``docs/real_text.md``, "Does a default fit end converged?").
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start of the iterations.  ``None`` uses ``"nndsvda"`` (a non-negative
         SVD start, deterministic up to ``random_state``) when

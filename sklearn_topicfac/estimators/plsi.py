@@ -71,8 +71,9 @@ class PLSI(StepwiseEM, TopicFactorization):
         ``"em"``: one EM step per iteration (Hofmann's iterates; the former
         default); ``"squarem"``: EM accelerated by squared extrapolation,
         one iteration being one SQUAREM cycle; ``"auto"``: ``"cd"`` where
-        numba is installed (the ``fast`` extra), else ``"em"`` -- the
-        fitted ``solver_`` says which ran.  An EM step costs about half a
+        numba is installed (the ``fast`` extra) and the backend is not
+        ``"numpy"``, else ``"em"`` -- the fitted ``solver_`` says which
+        ran.  An EM step costs about half a
         sweep, but with numba's compiled sweep ``"cd"`` comes close to the
         objective it converges to sooner on real corpora, at a lower
         objective, where an ``"em"`` fit usually stops at ``max_iter`` with

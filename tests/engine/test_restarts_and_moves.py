@@ -49,9 +49,9 @@ def _distances(est, phi):
     return D[rows, cols][np.argsort(cols)]
 
 
-# The multiplicative and EM updates stay in the planted optimum; the default
-# coordinate descent of KLNMF, NormalizedNMF and PLSI (and the hybrid's)
-# leaves it on its own (test below).
+# The multiplicative and EM updates stay in the planted optimum; coordinate
+# descent (the default with numba) of KLNMF, NormalizedNMF and PLSI (and
+# the hybrid's) leaves it on its own (test below).
 ONE_PASS = {
     KLNMF: {"solver": "mu"},
     NormalizedNMF: {"solver": "mu"},
@@ -106,9 +106,10 @@ def test_coordinate_descent_leaves_the_planted_local_optimum_without_moves(
     # true topics merged (test above), the default solver's Newton steps
     # separate them: every true topic is recovered, no move made.
     corpus, phi, W0, H0 = _planted_local_optimum()
+    cd = {key: "cd" for key in ONE_PASS[Estimator]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = Estimator(5, init="custom", split_merge=0, random_state=0)
+        model = Estimator(5, init="custom", split_merge=0, random_state=0, **cd)
         model.fit(corpus, W=W0, H=H0)
     assert model.split_merge_moves_ == []
     assert (_distances(model, phi) < 0.05).all()

@@ -169,7 +169,23 @@ VARIATIONAL = classes_with("fixed_iteration_params")
 ACCELERATED = ("cd", "squarem")
 
 
+def _pinned(Estimator, params):
+    """``params`` with the solvers that ``"auto"`` leaves to the backend
+    (coordinate descent on numba, the multiplicative / EM updates on NumPy)
+    pinned to the NumPy backend's, so that both engines run one algorithm."""
+    plain = {"solver": "em" if Estimator is PLSI else "mu", "nmf_solver": "mu"}
+    plain["plsi_solver"] = "em"
+    defaults = Estimator().get_params()
+    pinned = {
+        name: plain[name]
+        for name, value in defaults.items()
+        if name in plain and params.get(name, value) == "auto"
+    }
+    return {**params, **pinned}
+
+
 def _fit_on(backend, Estimator, params, X, W0, H0):
+    params = _pinned(Estimator, params)
     est = Estimator(
         3, init="custom", max_iter=50, tol=0, split_merge=0, random_state=0, **params
     )
@@ -184,10 +200,9 @@ def _fit_on(backend, Estimator, params, X, W0, H0):
 @pytest.mark.parametrize(("Estimator", "params"), FITS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_engines_agree_after_50_iterations(Estimator, params, dtype):
-    # "auto" is coordinate descent where numba is installed (as here).
     solvers = {
-        "cd" if value == "auto" else value
-        for name, value in Estimator(**params).get_params().items()
+        value
+        for name, value in _pinned(Estimator, params).items()
         if name.endswith("solver")
     }
     if dtype == np.float32 and solvers & set(ACCELERATED):
@@ -421,12 +436,19 @@ def test_engines_agree_on_a_fit_with_split_merge_moves(Estimator):
             "W": np.repeat(n_d[:, None] / 5, 5, axis=1),
             "H": H0 / H0.sum(axis=1, keepdims=True),
         }
-    # LDAVI's moves are the mean-field VB's (its default, CVB0, makes none).
-    vb = {"inference": "vb"} if Estimator is LDAVI else {}
+    # LDAVI's moves are the mean-field VB's (its default, CVB0, makes none);
+    # KLNMF's and PLSI's default coordinate descent leaves this optimum
+    # without moves (tests/engine/test_restarts_and_moves.py): the moves are
+    # tested on the multiplicative and EM updates.
+    params = {
+        LDAVI: {"inference": "vb"},
+        KLNMF: {"solver": "mu"},
+        PLSI: {"solver": "em"},
+    }[Estimator]
     fits = []
     for backend in ("numpy", "numba"):
         with config_context(backend=backend):
-            est = Estimator(5, init="custom", split_merge=3, random_state=0, **vb)
+            est = Estimator(5, init="custom", split_merge=3, random_state=0, **params)
             fits.append(est.fit(X, **start))
     ref, fast = fits
 
