@@ -1,0 +1,80 @@
+"""How many ConvergenceWarnings a search over k prints, former and new defaults.
+
+Issue 30: choosing k with ``GridSearchCV`` over ``n_components`` printed one
+``ConvergenceWarning`` per fit that stopped at ``max_iter``, and
+``select_n_components`` one summary warning.  For KLNMF and PLSI on a real
+corpus (``benchmarks/convergence.py``'s corpora), this runs both searches
+with the former defaults (``solver="mu"`` / ``"em"``) and with the defaults
+(``solver="auto"``: coordinate descent where numba is installed), counts
+the warnings and the fits that reached ``max_iter``, and times the search
+(CPU seconds of the process)::
+
+    python benchmarks/search_warnings.py --corpus re0 --ks 2 30 2
+"""
+
+import argparse
+import time
+import warnings
+
+from convergence import CORPORA
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV
+
+import sklearn_topicfac as tf
+from sklearn_topicfac.model_selection import select_n_components
+
+SETTINGS = [
+    (tf.KLNMF, {"solver": "mu"}, "mu (former default)"),
+    (tf.KLNMF, {}, "auto (default)"),
+    (tf.PLSI, {"solver": "em"}, "em (former default)"),
+    (tf.PLSI, {}, "auto (default)"),
+]
+
+
+def _counted(function):
+    """``(ConvergenceWarnings printed, CPU seconds)`` of ``function()``."""
+    start = time.process_time()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        function()
+    seconds = time.process_time() - start
+    return sum(issubclass(w.category, ConvergenceWarning) for w in caught), seconds
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--corpus", default="re0", choices=sorted(CORPORA))
+    parser.add_argument(
+        "--ks", nargs=3, type=int, default=[2, 30, 2], metavar=("FROM", "TO", "STEP")
+    )
+    parser.add_argument("--subsamples", type=int, default=3)
+    args = parser.parse_args()
+    X, _ = CORPORA[args.corpus]()
+    ks = list(range(args.ks[0], args.ks[1] + 1, args.ks[2]))
+    print(f"{args.corpus}: {X.shape[0]} x {X.shape[1]}, k in {ks}")
+    print(
+        "| estimator | solver | solver_ | GridSearchCV (cv=3): warnings / fits "
+        "| CPU s | select_n_components: warnings | CPU s |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for Estimator, params, label in SETTINGS:
+        base = Estimator(random_state=0, **params)
+        search = GridSearchCV(base, {"n_components": ks}, cv=3)
+        grid_warnings, grid_seconds = _counted(lambda s=search: s.fit(X))
+        n_fits = 3 * len(ks) + 1
+        select_warnings, select_seconds = _counted(
+            lambda b=base: select_n_components(
+                b, X, ks, n_subsamples=args.subsamples, random_state=0
+            )
+        )
+        solver = search.best_estimator_.solver_
+        print(
+            f"| {Estimator.__name__} | {label} | {solver} "
+            f"| {grid_warnings} / {n_fits} | {grid_seconds:.0f} "
+            f"| {select_warnings} | {select_seconds:.0f} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
