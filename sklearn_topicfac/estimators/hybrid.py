@@ -59,10 +59,11 @@ class HybridNMFPLSI(TopicFactorization):
         Maximum number of NMF-then-PLSI rounds.
     nmf_solver : {"auto", "cd", "mu"}, default="auto"
         The NMF phase's solver (see :class:`KLNMF`; ``"auto"``: ``"cd"``
-        where numba is installed, else ``"mu"``).
+        where numba is installed and the backend is not ``"numpy"``, else
+        ``"mu"``).
     plsi_solver : {"auto", "cd", "em", "squarem"}, default="auto"
-        The PLSI phase's solver (see :class:`PLSI`; ``"auto"``: ``"cd"``
-        where numba is installed, else ``"em"``).  The paper's algorithm is
+        The PLSI phase's solver (see :class:`PLSI`; ``"auto"``: as for
+        ``nmf_solver``, else ``"em"``).  The paper's algorithm is
         ``nmf_solver="mu", plsi_solver="em"`` (the former defaults): with
         numba its phases stop at ``max_iter`` on most real corpora where
         coordinate descent's end converged, at a lower objective, in less

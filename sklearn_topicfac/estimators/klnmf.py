@@ -101,7 +101,8 @@ class KLNMF(StepwiseEM, TopicFactorization):
     loss_ : float
         Final objective ``D(X || W H)``.
     solver_ : str
-        The solver the fit ran (``"auto"`` resolved); block-wise fits and
+        What ``solver`` resolved to (``"auto"``: by the engine, see
+        ``solver``) and an in-memory fit ran; block-wise fits and
         ``partial_fit`` run ``"mu"`` whatever it is.
     {{kl_history}}
     {{moves_made}}
@@ -234,7 +235,7 @@ class NormalizedNMF(KLNMF):
     loss_ : float
         Final objective ``D(X || W H)``.
     solver_ : str
-        The solver the fit ran (``"auto"`` resolved).
+        What ``solver`` resolved to, as for :class:`KLNMF`.
     {{kl_history}}
     {{moves_made}}
     {{features_seen}}

@@ -105,7 +105,8 @@ class PLSI(StepwiseEM, TopicFactorization):
     loss_ : float
         Final objective ``D(X || N P(d, w))``.
     solver_ : str
-        The solver the fit ran (``"auto"`` resolved); block-wise fits and
+        What ``solver`` resolved to (``"auto"``: by the engine, see
+        ``solver``) and an in-memory fit ran; block-wise fits and
         ``partial_fit`` run ``"em"`` whatever it is.
     loss_history_ : ndarray of shape (n_iter_ + 1,)
         Objective at the start and after every EM step; a split-merge move
