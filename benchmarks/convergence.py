@@ -193,15 +193,14 @@ def rule_check(name, X, k, Estimator, key, solver, budget, factors=(1, 2, 3)):
     1e-4 times each of ``factors``: where a default fit (``max_iter=200``)
     would have stopped, its CPU time, and its gap to the long run's end;
     and where the objective first came within 0.1 % of that end."""
-    params = dict(_params(Estimator, key, solver), tol=0, max_iter=100_000)
-    _, _, _, points = _fit(Estimator, X, k, params, budget=budget)
-    # points[i]: the objective of the state iteration i + 1 started from,
-    # the CPU seconds after it; the loop judges iteration n on the
-    # objectives of the states 0..n-1 and ends at state n.
-    losses = [loss for loss, _ in points]
+    run = long_run(name, X, k, Estimator, key, solver, budget, max_iter=100_000)
+    # losses[n]: the objective after iteration n, known at cpu[n]; the loop
+    # judges iteration n on the objectives of the states 0..n-1 and ends at
+    # state n.
+    losses, cpu = run["objective"], run["cpu"]
     end = losses[-1]
     row = {"corpus": name, "estimator": Estimator.__name__, "solver": _name(solver)}
-    row["long_iter"] = len(points)
+    row["long_iter"] = len(losses)
     row["within_0.1%"] = next(
         (i for i, loss in enumerate(losses) if loss <= end * (1 + 1e-3)), None
     )
@@ -218,7 +217,7 @@ def rule_check(name, X, k, Estimator, key, solver, budget, factors=(1, 2, 3)):
         row[f"tol{factor}"] = {
             "n_iter": stop,
             "converged": n is not None,
-            "cpu": points[stop - 1][1],
+            "cpu": cpu[stop],
             "gap": (losses[stop] - end) / end,
         }
     return row
@@ -402,8 +401,6 @@ def main():
                         continue
                     if Estimator is tf.HybridNMFPLSI:
                         continue
-                    params = dict(_params(Estimator, key, solver), max_iter=2)
-                    _fit(Estimator, X, k, params)
                     row = rule_check(name, X, k, Estimator, key, solver, args.budget)
                     print(json.dumps(row), flush=True)
                     with open(args.out, "a") as f:

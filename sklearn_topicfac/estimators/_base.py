@@ -387,6 +387,13 @@ class TopicFactorization(TopicEstimator):
             setattr(self, name, value)
         for name, of_rows in model.doc_attributes(w_sum).items():
             setattr(self, name, of_rows(W))
+        for name, solver in self._solvers().items():
+            setattr(self, f"{name}_", solver)
+
+    def _solvers(self):
+        """The solver parameters, ``"auto"`` resolved (`resolve_solver`),
+        by name; each is also stored as the fitted ``<name>_``."""
+        return {}
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)

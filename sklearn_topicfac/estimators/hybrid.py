@@ -203,21 +203,17 @@ class HybridNMFPLSI(TopicFactorization):
     def _phases(self):
         """The two algorithms of a round."""
         fold_in = dict(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
+        solvers = self._solvers()
         return (
-            ("NMF", KLNMFModel(self._solvers()[0], **fold_in)),
-            ("PLSI", PLSIModel(solver=self._solvers()[1], **fold_in)),
+            ("NMF", KLNMFModel(solvers["nmf_solver"], **fold_in)),
+            ("PLSI", PLSIModel(solver=solvers["plsi_solver"], **fold_in)),
         )
 
     def _solvers(self):
-        """The phases' solvers, ``"auto"`` resolved."""
-        return (
-            resolve_solver(self.nmf_solver, "cd", "mu"),
-            resolve_solver(self.plsi_solver, "cd", "em"),
-        )
-
-    def _set_fit_attributes(self, W, H):
-        super()._set_fit_attributes(W, H)
-        self.nmf_solver_, self.plsi_solver_ = self._solvers()
+        return {
+            "nmf_solver": resolve_solver(self.nmf_solver, "cd", "mu"),
+            "plsi_solver": resolve_solver(self.plsi_solver, "cd", "em"),
+        }
 
     def _run_shape(self):
         return {"phases": self._phases(), "n_rounds": self.n_rounds}

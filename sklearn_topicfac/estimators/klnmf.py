@@ -159,17 +159,15 @@ class KLNMF(StepwiseEM, TopicFactorization):
 
     _scale_equivariant = True
 
-    def _solver(self):
-        return resolve_solver(self.solver, "cd", "mu")
+    def _solvers(self):
+        return {"solver": resolve_solver(self.solver, "cd", "mu")}
 
     def _build_model(self):
         return KLNMFModel(
-            self._solver(), fold_in_iter=self.max_iter, fold_in_tol=self.tol
+            self._solvers()["solver"],
+            fold_in_iter=self.max_iter,
+            fold_in_tol=self.tol,
         )
-
-    def _set_fit_attributes(self, W, H):
-        super()._set_fit_attributes(W, H)
-        self.solver_ = self._solver()
 
 
 @fill_doc
@@ -253,5 +251,7 @@ class NormalizedNMF(KLNMF):
 
     def _build_model(self):
         return NormalizedNMFModel(
-            self._solver(), fold_in_iter=self.max_iter, fold_in_tol=self.tol
+            self._solvers()["solver"],
+            fold_in_iter=self.max_iter,
+            fold_in_tol=self.tol,
         )

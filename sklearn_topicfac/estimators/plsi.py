@@ -170,14 +170,13 @@ class PLSI(StepwiseEM, TopicFactorization):
 
     _scale_equivariant = True
 
-    def _solver(self):
-        return resolve_solver(self.solver, "cd", "em")
+    def _solvers(self):
+        return {"solver": resolve_solver(self.solver, "cd", "em")}
 
     def _build_model(self):
         return PLSIModel(
-            self.beta, self._solver(), fold_in_iter=self.max_iter, fold_in_tol=self.tol
+            self.beta,
+            self._solvers()["solver"],
+            fold_in_iter=self.max_iter,
+            fold_in_tol=self.tol,
         )
-
-    def _set_fit_attributes(self, W, H):
-        super()._set_fit_attributes(W, H)
-        self.solver_ = self._solver()

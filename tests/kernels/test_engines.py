@@ -173,8 +173,11 @@ def _pinned(Estimator, params):
     """``params`` with the solvers that ``"auto"`` leaves to the backend
     (coordinate descent on numba, the multiplicative / EM updates on NumPy)
     pinned to the NumPy backend's, so that both engines run one algorithm."""
-    plain = {"solver": "em" if Estimator is PLSI else "mu", "nmf_solver": "mu"}
-    plain["plsi_solver"] = "em"
+    plain = {
+        "solver": "em" if Estimator is PLSI else "mu",
+        "nmf_solver": "mu",
+        "plsi_solver": "em",
+    }
     defaults = Estimator().get_params()
     pinned = {
         name: plain[name]
