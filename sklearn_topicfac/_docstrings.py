@@ -24,6 +24,17 @@ change the objective by less than ``tol`` times its value (see
 iterations.  How close a default fit that stops this way ends to the
 objective that 10 times more iterations reach is measured in
 ``docs/real_text.md``.""",
+    "auto_max_iter": """\
+max_iter : int or "auto", default="auto"
+    Maximum number of iterations of the fit.  ``"auto"``: 1000 where the
+    fit runs coordinate descent (``solver_ == "cd"``, in memory), whose
+    fits on real corpora end by ``tol`` within that (at most 882 sweeps
+    measured); else 200 (scikit-learn's ``NMF``'s), where more
+    multiplicative or EM iterations would cost time without ending the fit
+    by ``tol`` on real text (``docs/real_text.md``, "Does a default fit end
+    converged?").
+    ``transform``'s fold-in runs at most ``max_iter`` sweeps (``"auto"``:
+    200).""",
     "restarts": """\
 n_init : int >= 1, default=1
     Number of starts of ``fit``; the fit with the lowest final objective

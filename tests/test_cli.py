@@ -865,3 +865,21 @@ def test_a_closed_stdout_ends_quietly(mistakes_dir):
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
     assert err.decode() == ""
+
+
+def test_header_and_bar_resolve_max_iter_auto(capsys):
+    # KLNMF's default max_iter="auto" is a number for the fit (200 for the
+    # multiplicative updates the suite's NumPy backend runs): the bar counts
+    # up to it and the header gives both.
+    status, out, err = _run_main(
+        capsys, "--estimator", "KLNMF", "-k", "3", "--progress"
+    )
+    assert status == 0, err
+    (n_iter,) = re.findall(
+        r"^KLNMF with 3 topics, max_iter=auto \(200\), "
+        r".* \(n_iter_=(\d+): the fit kept\)$",
+        out,
+        re.M,
+    )
+    assert 1 <= int(n_iter) <= 200
+    assert re.search(r"\[KLNMF\] \[#+\] \d+ iterations in 1 run ", err)

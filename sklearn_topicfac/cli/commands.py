@@ -126,6 +126,8 @@ def _fit(estimator, X, args):
         print(f"topicfac: warning: {' '.join(message.split())}", file=sys.stderr)
     elapsed = time.perf_counter() - start
     max_iter = getattr(estimator, "max_iter", args.max_iter)
+    if max_iter == "auto":
+        max_iter = f"auto ({estimator._iteration_cap()})"
     n_iter = getattr(estimator, "n_iter_", None)
     print(
         f"{args.estimator} with {estimator.n_components} topics, max_iter="

@@ -75,7 +75,9 @@ def _progress(estimator, enabled, stream):
     SimplexPLSA's bar counts its PLSA step.
     """
     runs = getattr(estimator, "_max_runs", lambda: 1)()  # foreign: one run
-    total = runs * (getattr(estimator, "max_iter", 0) or 0)
+    # Ours resolve max_iter="auto" to the number the fit runs with.
+    cap = getattr(estimator, "_iteration_cap", None)
+    total = runs * ((cap() if cap else getattr(estimator, "max_iter", 0)) or 0)
     bar = _ProgressBar(f"[{type(estimator).__name__}]", total, stream)
     counter = _IterationCount(bar if enabled else None)
     try:

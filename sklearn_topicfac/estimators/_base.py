@@ -72,6 +72,28 @@ def resolve_solver(solver, accelerated, plain):
     return accelerated
 
 
+# ``max_iter="auto"``: the iteration cap of a fit by the solver it runs.
+# Coordinate descent's default fits end by ``tol`` within 369 sweeps on the
+# nine shared corpora; searches over k = 2..30 on re0 (a tuning corpus)
+# needed up to 386 sweeps (``GridSearchCV``) and 882 (``select_n_components``'s
+# fits on subsamples, PLSI's; KLNMF's 634) -- plateaus make the tail long --
+# so the cap is 1000.
+# The multiplicative and EM updates keep the former default (scikit-learn's
+# ``NMF``'s): on real text they crawl, and more iterations would cost time
+# without ending their fits by ``tol`` (``docs/real_text.md``, "Does a
+# default fit end converged?").
+AUTO_MAX_ITER = {"cd": 1000, "other": 200}
+
+
+def resolve_max_iter(max_iter, solvers):
+    """``max_iter`` with ``"auto"`` resolved for a fit running ``solvers``
+    (the resolved solver names): `AUTO_MAX_ITER`'s ``"cd"`` cap where any
+    of them is coordinate descent, else its ``"other"``."""
+    if max_iter != "auto":
+        return max_iter
+    return AUTO_MAX_ITER["cd" if "cd" in solvers else "other"]
+
+
 def scaled(X, exponent):
     """``X * 2**exponent``, a new array (sparse stays sparse), exactly."""
     if sp.issparse(X):
@@ -259,10 +281,23 @@ class TopicFactorization(TopicEstimator):
         """Refuse settings a block-wise fit does not support."""
 
     # ------------------------------------------------------------------ fit
-    def _settings(self):
+    def _iteration_cap(self, in_memory=True):
+        """``max_iter`` as a number: ``"auto"`` (where the constraints allow
+        it) resolved by the solvers the fit runs (`resolve_max_iter`); a fit
+        block by block runs the multiplicative or EM updates whatever the
+        solver (`TopicModel.for_blocks`)."""
+        solvers = self._solvers().values() if in_memory else ()
+        return resolve_max_iter(self.max_iter, solvers)
+
+    def _fold_in_iter(self):
+        """The fold-in sweeps of ``transform``: ``max_iter``, ``"auto"``
+        read as the multiplicative updates' cap (the fold-in runs them)."""
+        return resolve_max_iter(self.max_iter, ())
+
+    def _settings(self, in_memory=True):
         """How the iterations run: an `engine.Settings` of the parameters."""
         return engine.Settings(
-            max_iter=self.max_iter,
+            max_iter=self._iteration_cap(in_memory),
             tol=self.tol,
             verbose=self.verbose,
             name=type(self).__name__,
@@ -291,7 +326,8 @@ class TopicFactorization(TopicEstimator):
             W=W,
             H=H,
         )
-        return engine.Plan(start, self._settings(), **self._run_shape())
+        in_memory = isinstance(runner, engine.InMemoryRunner)
+        return engine.Plan(start, self._settings(in_memory), **self._run_shape())
 
     def _max_runs(self):
         """The bound on the runs of the fit loop the plan makes, each up to
@@ -337,7 +373,10 @@ class TopicFactorization(TopicEstimator):
             runner.close()
         if exponent:
             result = self._unscaled(result, exponent)
-        self._store_fit_result(result.history, result.n_iter, result.converged)
+        in_memory = isinstance(runner, engine.InMemoryRunner)
+        self._store_fit_result(
+            result.history, result.n_iter, result.converged, in_memory
+        )
         self._set_fit_attributes(result.W, result.H)
         return runner
 
@@ -364,13 +403,16 @@ class TopicFactorization(TopicEstimator):
             moves=moves,
         )
 
-    def _store_fit_result(self, history, n_iter, converged):
+    def _store_fit_result(self, history, n_iter, converged, in_memory=True):
         """Warn if the fit did not converge; set the objective attributes."""
         limit = self._iteration_limit
         if not converged and self.tol > 0:
+            value = getattr(self, limit)
+            if limit == "max_iter" and value == "auto":
+                value = f"'auto' ({self._iteration_cap(in_memory)})"
             warn(
                 f"{type(self).__name__} did not converge in {limit}="
-                f"{getattr(self, limit)} "
+                f"{value} "
                 f"{'iterations' if limit == 'max_iter' else 'rounds'} "
                 f"(tol={self.tol}); increase {limit} or tol.",
                 ConvergenceWarning,

@@ -1,6 +1,8 @@
 """KL-NMF by coordinate descent or multiplicative updates, plain and L1-normalized."""
 
-from sklearn.utils._param_validation import StrOptions
+from numbers import Integral
+
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._docstrings import fill_doc
 from ..models import KLNMFModel, NormalizedNMFModel
@@ -79,9 +81,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
         SVD start, deterministic up to ``random_state``) when
         ``n_components <= min(n_samples, n_features)``, else ``"random"``.
         ``"custom"`` takes ``W`` and ``H`` passed to ``fit``.
-    max_iter : int, default=200
-        Maximum number of iterations of the fit, and of the fold-in sweeps of
-        ``transform``.
+    {{auto_max_iter}}
     tol : float, default=1e-4
         {{stopping}}
         ``transform`` stops refining a document when the mean absolute
@@ -128,6 +128,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
     _parameter_constraints: dict = {
         **StepwiseEM._parameter_constraints,
         "solver": [StrOptions({"auto", "cd", "mu"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
     def __init__(
@@ -136,7 +137,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
         *,
         solver="auto",
         init=None,
-        max_iter=200,
+        max_iter="auto",
         tol=1e-4,
         n_init=1,
         split_merge=0,
@@ -165,7 +166,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
     def _build_model(self):
         return KLNMFModel(
             self._solvers()["solver"],
-            fold_in_iter=self.max_iter,
+            fold_in_iter=self._fold_in_iter(),
             fold_in_tol=self.tol,
         )
 
@@ -207,8 +208,7 @@ class NormalizedNMF(KLNMF):
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start, as for :class:`KLNMF`; a custom ``(W, H)`` is rescaled into the
         normalized form without changing ``W H``.
-    max_iter : int, default=200
-        Maximum number of iterations (and of fold-in sweeps in ``transform``).
+    {{auto_max_iter}}
     tol : float, default=1e-4
         {{stopping}}
     {{restarts}}
@@ -252,6 +252,6 @@ class NormalizedNMF(KLNMF):
     def _build_model(self):
         return NormalizedNMFModel(
             self._solvers()["solver"],
-            fold_in_iter=self.max_iter,
+            fold_in_iter=self._fold_in_iter(),
             fold_in_tol=self.tol,
         )

@@ -1,6 +1,6 @@
 """Probabilistic latent semantic indexing by (tempered) EM."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -86,8 +86,7 @@ class PLSI(StepwiseEM, TopicFactorization):
         is rescaled into ``P(z)``, ``P(d|z)``, ``P(w|z)``.  ``None`` uses
         ``"nndsvda"`` when ``n_components <= min(n_samples, n_features)``,
         else ``"random"``.
-    max_iter : int, default=200
-        Maximum number of EM steps (and fold-in sweeps in ``transform``).
+    {{auto_max_iter}}
     tol : float, default=1e-4
         {{stopping}}
         ``transform`` stops refining a document when the mean absolute
@@ -137,6 +136,7 @@ class PLSI(StepwiseEM, TopicFactorization):
         **StepwiseEM._parameter_constraints,
         "beta": [Interval(Real, 0, 1, closed="right")],
         "solver": [StrOptions({"auto", "cd", "em", "squarem"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
     def __init__(
@@ -146,7 +146,7 @@ class PLSI(StepwiseEM, TopicFactorization):
         beta=1.0,
         solver="auto",
         init=None,
-        max_iter=200,
+        max_iter="auto",
         tol=1e-4,
         n_init=1,
         split_merge=0,
@@ -177,6 +177,6 @@ class PLSI(StepwiseEM, TopicFactorization):
         return PLSIModel(
             self.beta,
             self._solvers()["solver"],
-            fold_in_iter=self.max_iter,
+            fold_in_iter=self._fold_in_iter(),
             fold_in_tol=self.tol,
         )

@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 import sklearn_topicfac as tf
 from sklearn_topicfac import config_context
 from sklearn_topicfac.datasets import load_classic3
+from sklearn_topicfac.engine import Blocks
 from sklearn_topicfac.engine.loop import stopped
 from sklearn_topicfac.estimators import _base
 
@@ -89,7 +90,47 @@ def test_default_fit_ends_converged_where_the_former_default_crawls(
         model, warned = _fit(Estimator, X)
     assert model.solver_ == "cd"
     assert warned == 0
-    assert model.n_iter_ < model.max_iter
+    assert model.n_iter_ < model._iteration_cap()
     history = model.loss_history_
     assert np.all(np.diff(history) <= 1e-9 * history[0])
     assert stopped(list(history), model.tol)
+
+
+def _poisson(n=30, m=20, seed=0):
+    return np.random.default_rng(seed).poisson(1.0, size=(n, m)).astype(float)
+
+
+@pytest.mark.parametrize("Estimator, former", FORMER[:3])
+def test_auto_max_iter_is_1000_sweeps_of_coordinate_descent_else_200(Estimator, former):
+    # tol=0 runs every iteration the cap allows.
+    X = _poisson()
+    fits = {
+        "cd": Estimator(2, solver="cd", tol=0, random_state=0).fit(X),
+        "former": Estimator(2, **former, tol=0, random_state=0).fit(X),
+        "given": Estimator(2, solver="cd", max_iter=7, tol=0, random_state=0).fit(X),
+    }
+    assert Estimator().max_iter == "auto"
+    assert fits["cd"].n_iter_ == _base.AUTO_MAX_ITER["cd"] == 1000
+    assert fits["former"].n_iter_ == _base.AUTO_MAX_ITER["other"] == 200
+    assert fits["given"].n_iter_ == 7
+
+
+@pytest.mark.parametrize("Estimator, former", FORMER[:3])
+def test_auto_max_iter_of_a_block_wise_fit_is_that_of_the_updates_it_runs(
+    Estimator, former
+):
+    # Block by block the multiplicative (EM) updates run whatever the
+    # solver, so "auto" caps them as it caps the former default.
+    X = _poisson()
+    model = Estimator(2, solver="cd", tol=0, random_state=0)
+    model.fit(Blocks(X, block_size=10))
+    assert model.n_iter_ == 200
+
+
+@pytest.mark.parametrize("Estimator, former", FORMER[:3])
+def test_convergence_warning_names_the_cap_auto_resolved_to(Estimator, former):
+    X = _poisson()
+    with pytest.warns(ConvergenceWarning, match=r"max_iter='auto' \(200\)"):
+        Estimator(2, **former, tol=1e-300, random_state=0).fit(X)
+    with pytest.warns(ConvergenceWarning, match=r"max_iter=3 iterations"):
+        Estimator(2, solver="cd", max_iter=3, tol=1e-300, random_state=0).fit(X)
