@@ -1,6 +1,12 @@
-"""The last step of a coordinate-descent sweep, shared by both backends."""
+"""What both backends' coordinate-descent sweeps share: their constants and
+their last step."""
 
 import numpy as np
+
+# A relative change of the model within rounding of -1 (the model vanishes).
+_VANISHING_REST = 8 * np.finfo(np.float64).eps
+# The floor of the model at the stored entries (float64's smallest normal).
+_SMALLEST = np.finfo(np.float64).tiny
 
 
 def rescaled(x, y, Wt, H, dtype):

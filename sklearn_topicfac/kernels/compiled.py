@@ -49,7 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _parallel
-from ._scale import rescaled
+from ._scale import _SMALLEST, _VANISHING_REST, rescaled
 
 _JIT = {
     "cache": True,
@@ -776,10 +776,8 @@ def cvb0_sweep(
 
 
 # ------------------------------------------- coordinate descent (KL-NMF)
-_VANISHING = -1 + 8 * np.finfo(np.float64).eps
-_VANISHING_REST = 8 * np.finfo(np.float64).eps
-# The floor of the model at the stored entries (as `coordinate._SMALLEST`).
-_SMALLEST = np.finfo(np.float64).tiny
+# The vanishing test's and the model floor's constants are the NumPy
+# sweep's (`_scale`, which both import).
 # No contraction: the model's move ``y + d f`` rounds as in NumPy, which
 # matters where it cancels (a coordinate projected on zero).
 _JIT_CD = dict(_JIT, fastmath={"reassoc"})

@@ -41,15 +41,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._backend import twins
-from ._scale import rescaled
+from ._scale import _SMALLEST, _VANISHING_REST, rescaled
 from .divergence import ratio_log_sums
 from .products import divide_into_ratio, product_at_nonzeros
-
-# A relative change of the model within rounding of -1 (the model vanishes).
-_VANISHING_REST = 8 * np.finfo(np.float64).eps
-# The floor of the model at the stored entries (float64's smallest normal).
-_SMALLEST = np.finfo(np.float64).tiny
-
 
 # The work of a sweep relative to a multiplicative update's (stored entries
 # times k) for the choice of backend (`twins`): one sweep runs several
