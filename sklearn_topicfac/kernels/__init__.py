@@ -19,6 +19,7 @@ estimators.
 - `updates`: multiplicative (KL-NMF) and EM (PLSI) updates, normalization,
   the SQUAREM extrapolation of EM;
 - `coordinate`: KL-NMF by cyclic coordinate descent with Newton steps;
+- `newton`: KL-NMF by diagonal Newton steps with a multiplicative fall-back;
 - `variational`: LDA's variational E-step, bounds and Dirichlet/Gamma terms;
 - `collapsed`: LDA's zero-order collapsed variational (CVB0) sweep;
 - `completion`: the document-completion split of the held-out score;
@@ -45,6 +46,7 @@ from .divergence import (
     ratio_log_sums_at_nonzeros,
 )
 from .fold_in import mu_fold_in
+from .newton import dn_pass, dn_sweep
 from .products import (
     multiply_keeping_zeros,
     positive_or_one,
@@ -83,6 +85,8 @@ __all__ = [
     "HELD_OUT_SMOOTHING",
     "cd_pass",
     "cd_sweep",
+    "dn_pass",
+    "dn_sweep",
     "completion_log_likelihood",
     "completion_split",
     "dirichlet_expectation",
