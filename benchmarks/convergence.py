@@ -65,9 +65,13 @@ VALIDATION = ["webace", "20news", "tr11", "tr41"]
 
 # (estimator, solver parameter, solvers; the first is today's algorithm)
 METHODS = [
-    (tf.KLNMF, "solver", ["mu", "cd"]),
-    (tf.PLSI, "solver", ["em", "squarem", "cd"]),
-    (tf.HybridNMFPLSI, None, [("mu", "em"), ("cd", "squarem"), ("cd", "cd")]),
+    (tf.KLNMF, "solver", ["mu", "cd", "dn"]),
+    (tf.PLSI, "solver", ["em", "squarem", "cd", "dn"]),
+    (
+        tf.HybridNMFPLSI,
+        None,
+        [("mu", "em"), ("cd", "squarem"), ("cd", "cd"), ("dn", "dn")],
+    ),
 ]
 
 
@@ -158,28 +162,30 @@ def measure(name, X, k, Estimator, key, solver, budget):
 
 # Today's default and the candidate compared by ``--compare``.
 PAIRS = [
-    (tf.KLNMF, "solver", "mu", "cd"),
-    (tf.PLSI, "solver", "em", "cd"),
-    (tf.HybridNMFPLSI, None, ("mu", "em"), ("cd", "cd")),
+    (tf.KLNMF, "solver", "mu"),
+    (tf.PLSI, "solver", "em"),
+    (tf.HybridNMFPLSI, None, ("mu", "em")),
 ]
 
 
-def compare(name, X, k, reps):
+def compare(name, X, k, reps, candidate="cd"):
     """Median CPU seconds of ``reps`` default fits of today's solver and of
-    the candidate, alternating in this process after one untimed fit of
-    each; one row per estimator."""
-    for Estimator, key, today, candidate in PAIRS:
-        seconds = {today: [], candidate: []}
+    the ``candidate`` (``"cd"`` or ``"dn"``; the hybrid's: in both phases),
+    alternating in this process after one untimed fit of each; one row per
+    estimator."""
+    for Estimator, key, today in PAIRS:
+        new = (candidate, candidate) if Estimator is tf.HybridNMFPLSI else candidate
+        seconds = {today: [], new: []}
         last = {}
         for rep in range(reps + 1):
-            for solver in (today, candidate):
+            for solver in (today, new):
                 params = _params(Estimator, key, solver)
                 est, cpu, warned, _ = _fit(Estimator, X, k, params)
                 if rep:
                     seconds[solver].append(cpu)
                 last[solver] = (int(est.n_iter_), warned)
         row = {"corpus": name, "estimator": Estimator.__name__, "reps": reps}
-        for label, solver in (("today", today), ("candidate", candidate)):
+        for label, solver in (("today", today), ("candidate", new)):
             row[label] = _name(solver)
             row[f"{label}_cpu"] = float(np.median(seconds[solver]))
             row[f"{label}_n_iter"], row[f"{label}_warned"] = last[solver]
@@ -223,12 +229,14 @@ def rule_check(name, X, k, Estimator, key, solver, budget, factors=(1, 2, 3)):
     return row
 
 
-# The long runs of ``--time-to-converged``: the former defaults and
-# coordinate descent (PLSI's "cd" runs KLNMF's sweeps, the same objectives).
+# The long runs of ``--time-to-converged``: the former defaults, coordinate
+# descent and diagonal Newton (PLSI's "cd" and "dn" run KLNMF's
+# iterations, the same objectives).
 LONG_RUNS = [
     (tf.KLNMF, "solver", "mu"),
     (tf.PLSI, "solver", "em"),
     (tf.KLNMF, "solver", "cd"),
+    (tf.KLNMF, "solver", "dn"),
 ]
 
 
@@ -311,6 +319,29 @@ def table(paths):
     return "\n".join(lines)
 
 
+def compare_table(paths):
+    """The markdown table of ``--compare`` results: per corpus and
+    estimator, the former default's and the candidate's median CPU seconds,
+    iterations and warnings, and their ratio."""
+    rows = [json.loads(line) for path in paths for line in open(path)]
+    lines = [
+        "| corpus | estimator | former default: CPU s / n_iter_ / warned "
+        "| default: CPU s / n_iter_ / warned | time ratio |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cells = [
+            f"{r[f'{side}_cpu']:.2f} / {r[f'{side}_n_iter']} / "
+            f"{'yes' if r[f'{side}_warned'] else 'no'} ({r[side]})"
+            for side in ("today", "candidate")
+        ]
+        lines.append(
+            f"| {r['corpus']} | {r['estimator']} | {cells[0]} | {cells[1]} "
+            f"| {r['ratio']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpora", nargs="*", default=TUNING + VALIDATION)
@@ -329,6 +360,12 @@ def main():
         help="instead: median CPU s of REPS default fits, today's vs candidate",
     )
     parser.add_argument(
+        "--candidate",
+        choices=["cd", "dn"],
+        default="cd",
+        help="the solver --compare sets against today's",
+    )
+    parser.add_argument(
         "--backend",
         choices=["auto", "numpy", "numba"],
         default="auto",
@@ -343,7 +380,7 @@ def main():
         "--time-to-converged",
         action="store_true",
         help="instead: one long run (tol=0, --budget CPU s, 3000 iterations "
-        "at most) of mu, em and cd per corpus",
+        "at most) of mu, em, cd and dn per corpus (--solvers: only these)",
     )
     parser.add_argument(
         "--ttc-table",
@@ -351,6 +388,9 @@ def main():
         help="print the time-to-converged table of these long runs",
     )
     parser.add_argument("--table", nargs="*", help="print the table of these results")
+    parser.add_argument(
+        "--compare-table", nargs="*", help="print the table of these --compare results"
+    )
     parser.add_argument(
         "--write-doc",
         metavar="NAME",
@@ -368,6 +408,15 @@ def main():
                 "docs/real_text.md",
             )
         return
+    if args.compare_table:
+        print(compare_table(args.compare_table))
+        if args.write_doc:
+            from _docblocks import write_doc
+
+            write_doc(
+                args.write_doc, compare_table(args.compare_table), "docs/real_text.md"
+            )
+        return
     if args.table:
         print(table(args.table))
         if args.write_doc:
@@ -382,13 +431,15 @@ def main():
         X = sp.csr_matrix(X, dtype=np.float64)
         k = len(np.unique(y))
         if args.compare:
-            for row in compare(name, X, k, args.compare):
+            for row in compare(name, X, k, args.compare, args.candidate):
                 print(json.dumps(row), flush=True)
                 with open(args.out, "a") as f:
                     f.write(json.dumps(row) + "\n")
             continue
         if args.time_to_converged:
             for Estimator, key, solver in LONG_RUNS:
+                if args.solvers and _name(solver) not in args.solvers:
+                    continue
                 row = long_run(name, X, k, Estimator, key, solver, args.budget)
                 print(name, row["solver"], len(row["objective"]), flush=True)
                 with open(args.out, "a") as f:

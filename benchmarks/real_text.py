@@ -229,14 +229,14 @@ def methods():
     )
     # Issue 30: each solver of the KL factorizations, named.
     for name, key, solvers in (
-        ("KLNMF", "solver", ("mu", "cd")),
-        ("PLSI", "solver", ("em", "cd")),
+        ("KLNMF", "solver", ("mu", "cd", "dn")),
+        ("PLSI", "solver", ("em", "cd", "dn")),
     ):
         for solver in solvers:
             out[f"{name} {solver}"] = _ours(
                 functools.partial(getattr(tf, name), **{key: solver})
             )
-    for nmf_solver, plsi_solver in (("mu", "em"), ("cd", "cd")):
+    for nmf_solver, plsi_solver in (("mu", "em"), ("cd", "cd"), ("dn", "dn")):
         out[f"HybridNMFPLSI {nmf_solver}/{plsi_solver}"] = _ours(
             functools.partial(
                 tf.HybridNMFPLSI, nmf_solver=nmf_solver, plsi_solver=plsi_solver

@@ -5,11 +5,12 @@ Issue 30: choosing k with ``GridSearchCV`` over ``n_components`` printed one
 ``select_n_components`` one summary warning.  For KLNMF and PLSI on a real
 corpus (``benchmarks/convergence.py``'s corpora), this runs both searches
 with the former defaults (``solver="mu"`` / ``"em"``) and with the defaults
-(``solver="auto"``: coordinate descent where numba is installed), counts
-the warnings, the most iterations any one fit of the search ran (against
-the iteration cap: ``max_iter="auto"`` is 200 for the multiplicative and
-EM updates, 1000 for coordinate descent), and times the search (CPU
-seconds of the process)::
+(``solver="auto"``: coordinate descent where numba is installed, diagonal
+Newton on the NumPy kernels, ``--backend numpy``), counts the warnings, the
+most iterations any one fit of the search ran (against the iteration cap:
+``max_iter="auto"`` is 200 for the multiplicative and EM updates, 1000 for
+coordinate descent and diagonal Newton), and times the search (CPU seconds
+of the process)::
 
     python benchmarks/search_warnings.py --corpus re0 --ks 2 30 2 \\
         --write-doc real_text_search_warnings
@@ -60,11 +61,23 @@ def main():
     )
     parser.add_argument("--subsamples", type=int, default=3)
     parser.add_argument(
+        "--backend",
+        choices=["auto", "numpy", "numba"],
+        default="auto",
+        help="the kernels' backend (sklearn_topicfac.set_config)",
+    )
+    parser.add_argument(
+        "--defaults-only",
+        action="store_true",
+        help="only the defaults' rows (not the former defaults')",
+    )
+    parser.add_argument(
         "--write-doc",
         metavar="NAME",
         help="also write the table as the generated block NAME (docs/_data)",
     )
     args = parser.parse_args()
+    tf.set_config(backend=args.backend)
     X, _ = CORPORA[args.corpus]()
     ks = list(range(args.ks[0], args.ks[1] + 1, args.ks[2]))
     lines = [
@@ -75,8 +88,12 @@ def main():
         "| most iterations | CPU s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    if args.backend != "auto":
+        lines[0] += f" Backend: {args.backend}."
     print("\n".join(lines))
     for Estimator, params, label in SETTINGS:
+        if args.defaults_only and params:
+            continue
         base = Estimator(random_state=0, **params)
         search = GridSearchCV(base, {"n_components": ks}, cv=3)
         grid_warnings, grid_most, grid_seconds = _counted(lambda s=search: s.fit(X))

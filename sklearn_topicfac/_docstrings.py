@@ -27,9 +27,9 @@ objective that 10 times more iterations reach is measured in
     "auto_max_iter": """\
 max_iter : int or "auto", default="auto"
     Maximum number of iterations of the fit.  ``"auto"``: 1000 where the
-    fit runs coordinate descent (``solver_ == "cd"``, in memory), whose
-    fits on real corpora end by ``tol`` within that (at most 882 sweeps
-    measured); else 200 (scikit-learn's ``NMF``'s), where more
+    fit runs coordinate descent or diagonal Newton (``solver_`` ``"cd"``
+    or ``"dn"``, in memory), whose fits on real corpora end by ``tol``
+    within that; else 200 (scikit-learn's ``NMF``'s), where more
     multiplicative or EM iterations would cost time without ending the fit
     by ``tol`` on real text (``docs/real_text.md``, "Does a default fit end
     converged?").

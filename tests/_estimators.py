@@ -107,7 +107,7 @@ class EstimatorSpec:
     bad_params: MappingProxyType = field(default_factory=_frozen)
     #: The solver under which an in-memory iteration is one map-reduce over
     #: the documents, as block-wise fits and ``partial_fit`` run it whatever
-    #: the solver (KLNMF's "cd" and PLSI's "squarem" and "cd" need all
+    #: the solver (KLNMF's "cd" and "dn", PLSI's "squarem", "cd" and "dn" need all
     #: documents).
     one_pass_params: MappingProxyType = field(default_factory=_frozen)
     #: The parameter variants that run other arithmetic (solvers, options),
@@ -177,18 +177,24 @@ REGISTRY = (
     _nmf_family(
         tf.KLNMF,
         one_pass_params=_frozen({"solver": "mu"}),
-        variants=({}, {"solver": "cd"}),
+        variants=({}, {"solver": "cd"}, {"solver": "mu"}),
     ),
     _nmf_family(
         tf.NormalizedNMF,
         probabilistic_factors=True,
         one_pass_params=_frozen({"solver": "mu"}),
-        variants=({}, {"solver": "cd"}),
+        variants=({}, {"solver": "cd"}, {"solver": "mu"}),
     ),
     _nmf_family(
         tf.PLSI,
         one_pass_params=_frozen({"solver": "em"}),
-        variants=({}, {"solver": "squarem"}, {"solver": "cd"}, {"beta": 0.8}),
+        variants=(
+            {},
+            {"solver": "squarem"},
+            {"solver": "cd"},
+            {"solver": "em"},
+            {"beta": 0.8},
+        ),
         transform_rows_sum_to_one=True,
         probabilistic_factors=True,
         empty_document_is_p_z=True,
@@ -298,6 +304,7 @@ REGISTRY = (
             {},
             {"nmf_solver": "cd", "plsi_solver": "cd"},
             {"nmf_solver": "cd", "plsi_solver": "squarem"},
+            {"nmf_solver": "mu", "plsi_solver": "em"},
         ),
         # Two algorithms in turn, each to convergence: not one map-reduce
         # loop over the documents.

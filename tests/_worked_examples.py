@@ -56,18 +56,24 @@ def replay_phases(X, n_rounds, **params):
     previous phase ended in, read from its fitted attributes.  Returns the
     objective at the start and after every iteration of every phase, and the
     objective after every phase, as `HybridNMFPLSI` records them.
+    ``nmf_solver`` and ``plsi_solver`` (default ``"auto"``) are the phases'
+    solvers, as the hybrid's parameters of those names.
     """
+    solvers = {
+        KLNMF: {"solver": params.pop("nmf_solver", "auto")},
+        PLSI: {"solver": params.pop("plsi_solver", "auto")},
+    }
     common = dict(split_merge=0, **params)
     N = X.sum()
-    model = KLNMF(init="kmeans", **common).fit(X)
+    model = KLNMF(init="kmeans", **common, **solvers[KLNMF]).fit(X)
     history, phases = list(model.loss_history_), [model.loss_history_[0], model.loss_]
     for _ in range(1, 2 * n_rounds):
         if isinstance(model, KLNMF):
             W, H = model.embedding_, model.components_
-            model = PLSI(init="custom", **common)
+            model = PLSI(init="custom", **common, **solvers[PLSI])
         else:
             W, H = model.p_d_given_z_ * model.p_z_ * N, model.components_
-            model = KLNMF(init="custom", **common)
+            model = KLNMF(init="custom", **common, **solvers[KLNMF])
         model.fit(X, W=W, H=H)
         history.extend(model.loss_history_[1:])
         phases.append(model.loss_)

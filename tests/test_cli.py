@@ -868,18 +868,18 @@ def test_a_closed_stdout_ends_quietly(mistakes_dir):
 
 
 def test_header_and_bar_resolve_max_iter_auto(capsys):
-    # KLNMF's default max_iter="auto" is a number for the fit (200 for the
-    # multiplicative updates the suite's NumPy backend runs): the bar counts
-    # up to it and the header gives both.
+    # KLNMF's default max_iter="auto" is a number for the fit (1000 for the
+    # diagonal Newton iterations the suite's NumPy backend runs): the bar
+    # counts up to it and the header gives both.
     status, out, err = _run_main(
         capsys, "--estimator", "KLNMF", "-k", "3", "--progress"
     )
     assert status == 0, err
     (n_iter,) = re.findall(
-        r"^KLNMF with 3 topics, max_iter=auto \(200\), "
+        r"^KLNMF with 3 topics, max_iter=auto \(1000\), "
         r".* \(n_iter_=(\d+): the fit kept\)$",
         out,
         re.M,
     )
-    assert 1 <= int(n_iter) <= 200
+    assert 1 <= int(n_iter) <= 1000
     assert re.search(r"\[KLNMF\] \[#+\] \d+ iterations in 1 run ", err)

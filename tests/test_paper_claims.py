@@ -575,14 +575,20 @@ def test_hybrid_at_equal_budgets_is_not_below_both_single_methods(seed):
     # below both in 0 of 24, above NMF-only in 24 of 24; corpus 1 lies
     # between the two, corpus 6 above both (the counterexample to "always
     # between").  The phases are checked to be KLNMF and PLSI runs, else the
-    # comparison says nothing about the hybrid.
+    # comparison says nothing about the hybrid.  The paper's algorithms:
+    # multiplicative NMF and EM PLSI.
     X = planted_counts(n=120, m=80, k=4, seed=seed)
     common = dict(n_components=6, random_state=seed, tol=0)
-    hybrid = HybridNMFPLSI(**common, n_rounds=5, max_iter=20, split_merge=0).fit(X)
-    history, phases = replay_phases(X, 5, max_iter=20, **common)
+    paper = dict(nmf_solver="mu", plsi_solver="em")
+    hybrid = HybridNMFPLSI(
+        **common, **paper, n_rounds=5, max_iter=20, split_merge=0
+    ).fit(X)
+    history, phases = replay_phases(X, 5, max_iter=20, **common, **paper)
     assert_allclose(hybrid.loss_history_, history, rtol=1e-10)
-    nmf = KLNMF(init="kmeans", max_iter=200, split_merge=0, **common).fit(X)
-    plsi = PLSI(init="kmeans", max_iter=200, split_merge=0, **common).fit(X)
+    nmf = KLNMF(init="kmeans", solver="mu", max_iter=200, split_merge=0, **common)
+    nmf.fit(X)
+    plsi = PLSI(init="kmeans", solver="em", max_iter=200, split_merge=0, **common)
+    plsi.fit(X)
     assert hybrid.n_iter_ == nmf.n_iter_ == plsi.n_iter_ == 200
     assert hybrid.loss_ > nmf.loss_
     if seed == 1:

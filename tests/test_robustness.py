@@ -148,11 +148,12 @@ INITS = {
 # PLSI's tempered EM (beta < 1), nor LDAVI's online learning (its history is
 # a running estimate).
 VARIANTS = {
-    # The default (on the NumPy backend of the suite: the multiplicative /
-    # EM updates) and coordinate descent (the default with numba).
-    KLNMF: ({}, {"solver": "cd"}),
-    NormalizedNMF: ({}, {"solver": "cd"}),
-    PLSI: ({}, {"solver": "cd"}),
+    # The default (on the NumPy backend of the suite: diagonal Newton),
+    # coordinate descent (the default with numba) and the multiplicative /
+    # EM updates (the former default).
+    KLNMF: ({}, {"solver": "cd"}, {"solver": "mu"}),
+    NormalizedNMF: ({}, {"solver": "cd"}, {"solver": "mu"}),
+    PLSI: ({}, {"solver": "cd"}, {"solver": "em"}),
     JointNMF: ({}, {"normalize": "both"}, {"alpha": 0.5}),
     # Hybrid rounds each run two phases of up to max_iter iterations.
     HybridNMFPLSI: (
@@ -160,6 +161,7 @@ VARIANTS = {
         {"n_rounds": 1},
         {"n_rounds": 3},
         {"n_rounds": 2, "nmf_solver": "cd", "plsi_solver": "cd"},
+        {"n_rounds": 2, "nmf_solver": "mu", "plsi_solver": "em"},
     ),
     LDAVI: ({}, {"topic_word_prior": None}, {"doc_topic_prior": 2.0}, {"n_init": 2}),
     GammaPoissonVI: (

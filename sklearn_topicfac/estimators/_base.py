@@ -58,18 +58,19 @@ def tiny_data_exponent(X):
     return exponent + exponent % 2
 
 
-def resolve_solver(solver, accelerated, plain):
-    """``solver`` with ``"auto"`` resolved: ``accelerated`` (coordinate
-    descent) where the numba engine may run the kernels (numba installed,
-    ``backend`` not ``"numpy"``), whose compiled sweep makes it the faster
-    way to a converged fit, else ``plain`` (the one-pass multiplicative or
-    EM updates, faster on the NumPy kernels alone; the measurements are in
-    ``docs/real_text.md``)."""
+def resolve_solver(solver):
+    """``solver`` with ``"auto"`` resolved: coordinate descent (``"cd"``)
+    where the numba engine may run the kernels (numba installed, ``backend``
+    not ``"numpy"``), whose compiled sweep makes it the faster way to a
+    converged fit there, else diagonal Newton (``"dn"``), made of
+    whole-matrix products, the faster way on the NumPy kernels alone (the
+    measurements are in ``docs/real_text.md``, "Does a default fit end
+    converged?")."""
     if solver != "auto":
         return solver
     if get_config()["backend"] == "numpy" or not numba_available():
-        return plain
-    return accelerated
+        return "dn"
+    return "cd"
 
 
 # ``max_iter="auto"``: the iteration cap of a fit by the solver it runs.
@@ -77,21 +78,25 @@ def resolve_solver(solver, accelerated, plain):
 # nine shared corpora; searches over k = 2..30 on re0 (a tuning corpus)
 # needed up to 386 sweeps (``GridSearchCV``) and 882 (``select_n_components``'s
 # fits on subsamples, PLSI's; KLNMF's 634) -- plateaus make the tail long --
-# so the cap is 1000.
+# so the cap is 1000.  Diagonal Newton (the default without numba) takes the
+# same cap: its default fits on the nine corpora end by ``tol`` within 497
+# iterations (Reuters), its searches over k on re0 and tr41 within the
+# numbers in ``docs/real_text.md``.
 # The multiplicative and EM updates keep the former default (scikit-learn's
 # ``NMF``'s): on real text they crawl, and more iterations would cost time
 # without ending their fits by ``tol`` (``docs/real_text.md``, "Does a
 # default fit end converged?").
-AUTO_MAX_ITER = {"cd": 1000, "other": 200}
+AUTO_MAX_ITER = {"cd": 1000, "dn": 1000, "other": 200}
 
 
 def resolve_max_iter(max_iter, solvers):
     """``max_iter`` with ``"auto"`` resolved for a fit running ``solvers``
-    (the resolved solver names): `AUTO_MAX_ITER`'s ``"cd"`` cap where any
-    of them is coordinate descent, else its ``"other"``."""
+    (the resolved solver names): the largest of their caps in
+    `AUTO_MAX_ITER` (``"other"`` for a solver it does not name)."""
     if max_iter != "auto":
         return max_iter
-    return AUTO_MAX_ITER["cd" if "cd" in solvers else "other"]
+    other = AUTO_MAX_ITER["other"]
+    return max([AUTO_MAX_ITER.get(solver, other) for solver in solvers] or [other])
 
 
 def scaled(X, exponent):

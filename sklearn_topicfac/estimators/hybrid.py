@@ -57,17 +57,18 @@ class HybridNMFPLSI(TopicFactorization):
         ``X``).
     n_rounds : int, default=10
         Maximum number of NMF-then-PLSI rounds.
-    nmf_solver : {"auto", "cd", "mu"}, default="auto"
+    nmf_solver : {"auto", "cd", "dn", "mu"}, default="auto"
         The NMF phase's solver (see :class:`KLNMF`; ``"auto"``: ``"cd"``
         where numba is installed and the backend is not ``"numpy"``, else
-        ``"mu"``).
-    plsi_solver : {"auto", "cd", "em", "squarem"}, default="auto"
+        ``"dn"``).
+    plsi_solver : {"auto", "cd", "dn", "em", "squarem"}, default="auto"
         The PLSI phase's solver (see :class:`PLSI`; ``"auto"``: as for
-        ``nmf_solver``, else ``"em"``).  The paper's algorithm is
-        ``nmf_solver="mu", plsi_solver="em"`` (the former defaults): with
-        numba its phases stop at ``max_iter`` on most real corpora where
-        coordinate descent's end converged, at a lower objective, in less
-        time (``docs/real_text.md``, "Does a default fit end converged?").
+        ``nmf_solver``).  The paper's algorithm is ``nmf_solver="mu",
+        plsi_solver="em"`` (the former defaults): its phases stop at
+        ``max_iter`` on most real corpora where coordinate descent's (with
+        numba) and diagonal Newton's (without) end converged, at a lower
+        objective (``docs/real_text.md``, "Does a default fit end
+        converged?").
         The fitted ``nmf_solver_`` and ``plsi_solver_`` say which ran.
     max_iter : int, default=200
         Maximum number of iterations of each phase, and of the fold-in sweeps
@@ -153,8 +154,8 @@ class HybridNMFPLSI(TopicFactorization):
             StrOptions({"auto"}),
         ],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
-        "nmf_solver": [StrOptions({"auto", "cd", "mu"})],
-        "plsi_solver": [StrOptions({"auto", "cd", "em", "squarem"})],
+        "nmf_solver": [StrOptions({"auto", "cd", "dn", "mu"})],
+        "plsi_solver": [StrOptions({"auto", "cd", "dn", "em", "squarem"})],
     }
 
     _default_init = "kmeans"
@@ -211,8 +212,8 @@ class HybridNMFPLSI(TopicFactorization):
 
     def _solvers(self):
         return {
-            "nmf_solver": resolve_solver(self.nmf_solver, "cd", "mu"),
-            "plsi_solver": resolve_solver(self.plsi_solver, "cd", "em"),
+            "nmf_solver": resolve_solver(self.nmf_solver),
+            "plsi_solver": resolve_solver(self.plsi_solver),
         }
 
     def _run_shape(self):

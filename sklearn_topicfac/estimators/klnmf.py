@@ -21,8 +21,8 @@ class KLNMF(StepwiseEM, TopicFactorization):
         D(X \\| WH) = \\sum_{ij} X_{ij} \\log \\frac{X_{ij}}{(WH)_{ij}}
                      - X_{ij} + (WH)_{ij}
 
-    by one of two solvers (by default coordinate descent where numba is
-    installed, else the multiplicative updates).  ``solver="cd"`` is cyclic
+    by one of three solvers (by default coordinate descent where numba is
+    installed, else diagonal Newton).  ``solver="cd"`` is cyclic
     coordinate descent with scalar Newton steps (Hsieh & Dhillon, 2011): one
     iteration updates the columns of ``W`` one after the other, then the
     rows of ``H``, each entry by the projected Newton step of its convex
@@ -39,7 +39,14 @@ class KLNMF(StepwiseEM, TopicFactorization):
     (``kernels.coordinate.AGAIN``); a step that would
     raise the objective is replaced by the multiplicative one, and each iteration ends
     with the best common scale (``sum(W H) = sum(X)``), so the objective
-    never increases.  ``solver="mu"`` is Lee & Seung's
+    never increases.  ``solver="dn"`` is diagonal Newton (Van hamme, 2013):
+    one iteration moves every row of ``W`` at once by the same projected
+    Newton step with each entry's own derivatives, then every column of
+    ``H``; a row (column) whose objective that would raise takes the
+    multiplicative step instead, so the objective never increases either.
+    Its work is whole-matrix products, which suits the NumPy kernels;
+    coordinate descent's sweep goes entry by entry, which suits numba's
+    compiled loops.  ``solver="mu"`` is Lee & Seung's
     multiplicative updates (Zhang, Ding & Tang, Alg. 1), ``W`` first, then
     ``H`` -- the order of scikit-learn's ``NMF(beta_loss="kullback-leibler",
     solver="mu")``, whose iterates it reproduces from the same custom start
@@ -51,11 +58,12 @@ class KLNMF(StepwiseEM, TopicFactorization):
         W \\leftarrow W \\odot \\frac{(X / WH) H^T}{\\mathbf{1} H^T}, \\qquad
         H \\leftarrow H \\odot \\frac{W^T (X / WH)}{W^T \\mathbf{1}}
 
-    Both evaluate ``W H`` only at the stored non-zeros of ``X``: an
+    All three evaluate ``W H`` only at the stored non-zeros of ``X``: an
     iteration costs O(nnz * n_components).  With ``"mu"`` the row (resp.
     column) sums of ``W H`` equal those of ``X`` after each half-step.
-    Coordinate descent needs every document at once for its topic updates:
-    block-wise fits (out-of-core, Dask) and ``partial_fit`` use ``"mu"``.
+    Coordinate descent and diagonal Newton need every document at once for
+    their topic updates: block-wise fits (out-of-core, Dask) and
+    ``partial_fit`` use ``"mu"``.
 
     Parameters
     ----------
@@ -63,19 +71,17 @@ class KLNMF(StepwiseEM, TopicFactorization):
         Number of topics (the rank of the factorization).
         ``"auto"``: as scikit-learn's ``NMF``, the number of rows of the
         ``H`` passed to ``fit`` with ``init="custom"``, else ``n_features``.
-    solver : {"auto", "cd", "mu"}, default="auto"
-        ``"cd"``: coordinate descent with Newton steps; ``"mu"``:
-        multiplicative updates (scikit-learn's iterates; the former
-        default); ``"auto"``: ``"cd"`` where numba is installed (the
-        ``fast`` extra) and the backend is not ``"numpy"``
-        (:func:`~sklearn_topicfac.set_config`), else ``"mu"`` -- the fitted
-        ``solver_`` says which ran.  With numba's compiled sweep, ``"cd"``
-        comes close to the objective it converges to several times sooner
-        than ``"mu"`` on real corpora, at a lower objective, where a
-        ``"mu"`` fit usually stops at ``max_iter`` with a
-        ``ConvergenceWarning``; on the NumPy kernels alone a sweep costs
-        several ``"mu"`` iterations and ``"mu"`` gets there first
-        (``docs/real_text.md``, "Does a default fit end converged?").
+    solver : {"auto", "cd", "dn", "mu"}, default="auto"
+        ``"cd"``: coordinate descent with Newton steps; ``"dn"``: diagonal
+        Newton; ``"mu"``: multiplicative updates (scikit-learn's iterates;
+        the former default); ``"auto"``: ``"cd"`` where numba is installed
+        (the ``fast`` extra) and the backend is not ``"numpy"``
+        (:func:`~sklearn_topicfac.set_config`), else ``"dn"`` -- the fitted
+        ``solver_`` says which ran.  On real corpora each comes close to
+        the objective it converges to sooner than ``"mu"`` on its backend,
+        at a lower objective, where a ``"mu"`` fit usually stops at
+        ``max_iter`` with a ``ConvergenceWarning`` (``docs/real_text.md``,
+        "Does a default fit end converged?").
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start of the iterations.  ``None`` uses ``"nndsvda"`` (a non-negative
         SVD start, deterministic up to ``random_state``) when
@@ -127,7 +133,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
 
     _parameter_constraints: dict = {
         **StepwiseEM._parameter_constraints,
-        "solver": [StrOptions({"auto", "cd", "mu"})],
+        "solver": [StrOptions({"auto", "cd", "dn", "mu"})],
         "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
@@ -161,7 +167,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
     _scale_equivariant = True
 
     def _solvers(self):
-        return {"solver": resolve_solver(self.solver, "cd", "mu")}
+        return {"solver": resolve_solver(self.solver)}
 
     def _build_model(self):
         return KLNMFModel(
@@ -202,9 +208,10 @@ class NormalizedNMF(KLNMF):
         Number of topics.
         ``"auto"``: as scikit-learn's ``NMF``, the number of rows of the
         ``H`` passed to ``fit`` with ``init="custom"``, else ``n_features``.
-    solver : {"auto", "cd", "mu"}, default="auto"
+    solver : {"auto", "cd", "dn", "mu"}, default="auto"
         As for :class:`KLNMF`; the factors are normalized after each whole
-        coordinate-descent iteration (after each half-step with ``"mu"``).
+        coordinate-descent or diagonal Newton iteration (after each
+        half-step with ``"mu"``).
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start, as for :class:`KLNMF`; a custom ``(W, H)`` is rescaled into the
         normalized form without changing ``W H``.

@@ -46,6 +46,8 @@ class PLSI(StepwiseEM, TopicFactorization):
     log-likelihood up to a constant, so each sweep lowers PLSI's objective
     exactly as it lowers KL-NMF's, and the fit ends at the same point as
     :class:`NormalizedNMF` with ``solver="cd"``, in PLSI's parameters.
+    ``solver="dn"`` (the default without numba) does the same with KL-NMF's
+    diagonal Newton iterations (:class:`KLNMF`, ``solver="dn"``).
     Block-wise fits (out-of-core, Dask), ``partial_fit`` and tempered EM
     (``beta < 1``) run plain EM.
 
@@ -66,21 +68,22 @@ class PLSI(StepwiseEM, TopicFactorization):
         ``H`` passed to ``fit`` with ``init="custom"``, else ``n_features``.
     beta : float in (0, 1], default=1.0
         Tempering exponent of the posterior; 1 gives plain EM.
-    solver : {"auto", "cd", "em", "squarem"}, default="auto"
+    solver : {"auto", "cd", "dn", "em", "squarem"}, default="auto"
         ``"cd"``: one sweep of KL-NMF's coordinate descent per iteration;
-        ``"em"``: one EM step per iteration (Hofmann's iterates; the former
-        default); ``"squarem"``: EM accelerated by squared extrapolation,
-        one iteration being one SQUAREM cycle; ``"auto"``: ``"cd"`` where
-        numba is installed (the ``fast`` extra) and the backend is not
-        ``"numpy"``, else ``"em"`` -- the fitted ``solver_`` says which
-        ran.  An EM step costs about half a
-        sweep, but with numba's compiled sweep ``"cd"`` comes close to the
-        objective it converges to sooner on real corpora, at a lower
+        ``"dn"``: one iteration of KL-NMF's diagonal Newton; ``"em"``: one
+        EM step per iteration (Hofmann's iterates; the former default);
+        ``"squarem"``: EM accelerated by squared extrapolation, one
+        iteration being one SQUAREM cycle; ``"auto"``: ``"cd"`` where numba
+        is installed (the ``fast`` extra) and the backend is not
+        ``"numpy"``, else ``"dn"`` -- the fitted ``solver_`` says which ran.
+        An EM step costs about half a ``"cd"`` or ``"dn"`` iteration, but
+        on real corpora each of those comes close to the objective it
+        converges to sooner than ``"em"`` on its backend, at a lower
         objective, where an ``"em"`` fit usually stops at ``max_iter`` with
-        a ``ConvergenceWarning``; on the NumPy kernels alone ``"em"`` gets
-        there first; SQUAREM did not end converged by ``tol`` on every
-        corpus measured (``docs/real_text.md``, "Does a default fit end
-        converged?").  With ``beta < 1`` every solver runs tempered EM.
+        a ``ConvergenceWarning``; SQUAREM did not end converged by ``tol``
+        on every corpus measured (``docs/real_text.md``, "Does a default
+        fit end converged?").  With ``beta < 1`` every solver runs tempered
+        EM.
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start; any non-negative ``(W, H)`` start (``W @ H`` estimating ``X``)
         is rescaled into ``P(z)``, ``P(d|z)``, ``P(w|z)``.  ``None`` uses
@@ -135,7 +138,7 @@ class PLSI(StepwiseEM, TopicFactorization):
     _parameter_constraints: dict = {
         **StepwiseEM._parameter_constraints,
         "beta": [Interval(Real, 0, 1, closed="right")],
-        "solver": [StrOptions({"auto", "cd", "em", "squarem"})],
+        "solver": [StrOptions({"auto", "cd", "dn", "em", "squarem"})],
         "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
@@ -171,7 +174,7 @@ class PLSI(StepwiseEM, TopicFactorization):
     _scale_equivariant = True
 
     def _solvers(self):
-        return {"solver": resolve_solver(self.solver, "cd", "em")}
+        return {"solver": resolve_solver(self.solver)}
 
     def _build_model(self):
         return PLSIModel(

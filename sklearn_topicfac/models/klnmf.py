@@ -2,6 +2,7 @@
 
 from ..kernels import (
     cd_pass,
+    dn_pass,
     mu_doc_pass,
     mu_topic_update,
     normalize_rows,
@@ -9,6 +10,10 @@ from ..kernels import (
     transposed_product,
 )
 from ._base import ProbabilisticFactors, TopicModel
+
+# The solvers whose iteration updates both factors from every document at
+# once: their passes, ``(W_new, H_new, sums of the incoming state)``.
+PASSES = {"cd": cd_pass, "dn": dn_pass}
 
 
 class KLNMFModel(TopicModel):
@@ -27,9 +32,15 @@ class KLNMFModel(TopicModel):
     document at once, so block-wise fits and online updates run the
     multiplicative updates instead (`for_blocks`).
 
+    With ``solver="dn"``, one iteration is a diagonal Newton step on every
+    row of ``W``, then on every column of ``H``, each kept where it lowers
+    that row's (column's) objective and replaced by the multiplicative step
+    elsewhere (`kernels.dn_sweep`); like ``"cd"`` it needs every document
+    at once.
+
     Parameters
     ----------
-    solver : {"mu", "cd"}, default="mu"
+    solver : {"mu", "cd", "dn"}, default="mu"
     fold_in_iter, fold_in_tol
         As for `TopicModel`.
     """
@@ -44,9 +55,9 @@ class KLNMFModel(TopicModel):
         return type(self)(fold_in_iter=self.fold_in_iter, fold_in_tol=self.fold_in_tol)
 
     def doc_step(self, X, W, H, warm):
-        if self.solver == "cd":
+        if self.solver in PASSES:
             # The whole sweep, topics included: X holds every document.
-            W_new, H_new, sums = cd_pass(X, W, H)
+            W_new, H_new, sums = PASSES[self.solver](X, W, H)
             return W_new, {"loss": self.objective(X, sums, W, H), "H": H_new}
         # The objective of the incoming state (from its ratio's sums), the W
         # half-step, and the ratio of the *updated* W that the topic

@@ -1,7 +1,6 @@
 """Probabilistic latent semantic indexing by (tempered) EM."""
 
 from ..kernels import (
-    cd_pass,
     em_doc_pass,
     em_topic_update,
     normalize_rows,
@@ -10,6 +9,7 @@ from ..kernels import (
     transposed_product,
 )
 from ._base import ProbabilisticFactors, TopicModel
+from .klnmf import PASSES
 
 
 class PLSIModel(ProbabilisticFactors, TopicModel):
@@ -37,13 +37,15 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
     hence the objective (the same generalized KL divergence, which is the
     negative log-likelihood up to a constant once ``sum(W H) = N``), is
     that of the sweep, which never raises it.  It needs every document at
-    once, so block-wise fits and online updates run plain EM.
+    once, so block-wise fits and online updates run plain EM.  With
+    ``solver="dn"`` the same with KL-NMF's diagonal Newton iteration
+    (`kernels.dn_sweep`).
 
     Parameters
     ----------
     beta : float in (0, 1], default=1.0
         Tempering exponent; 1 is plain EM.
-    solver : {"em", "squarem", "cd"}, default="em"
+    solver : {"em", "squarem", "cd", "dn"}, default="em"
     fold_in_iter, fold_in_tol
         As for `TopicModel`.
     """
@@ -77,9 +79,9 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
         return W2, {"loss": loss, "H": H2}
 
     def doc_step(self, X, W, H, warm):
-        if self.solver == "cd" and self.beta == 1:
+        if self.solver in PASSES and self.beta == 1:
             # The whole sweep, topics included: X holds every document.
-            W_new, H_new, sums = cd_pass(X, W, H)
+            W_new, H_new, sums = PASSES[self.solver](X, W, H)
             return W_new, {"loss": self.objective(X, sums, W, H), "H_cd": H_new}
         if self.solver == "squarem" and self.beta == 1:
             # The whole cycle, topics included: X holds every document.

@@ -1,8 +1,9 @@
 """The default solvers of the KL factorizations: ``"auto"`` is coordinate
-descent where numba is installed, which ends converged on real text where
-the multiplicative and EM updates stop at ``max_iter``, and those updates
-without numba (issue 30; the measurements on the nine shared corpora are in
-``docs/real_text.md``, "Does a default fit end converged?")."""
+descent where numba is installed and diagonal Newton without it; both end
+converged on real text where the multiplicative and EM updates (the former
+defaults) stop at ``max_iter`` (issue 30; the measurements on the nine
+shared corpora are in ``docs/real_text.md``, "Does a default fit end
+converged?")."""
 
 import warnings
 
@@ -45,14 +46,14 @@ def _fit(Estimator, X, **params):
 
 @pytest.mark.parametrize("numba", [True, False])
 @pytest.mark.parametrize("Estimator, former", FORMER)
-def test_auto_is_coordinate_descent_with_numba_else_the_former_default(
+def test_auto_is_coordinate_descent_with_numba_else_diagonal_newton(
     monkeypatch, Estimator, former, numba
 ):
     monkeypatch.setattr(_base, "numba_available", lambda: numba)
     X = _classic3_sample(120)
-    # The suite runs on the NumPy backend, where "auto" is the former
-    # default whatever is installed; here the backend is left to choose.
-    explicit = {key: "cd" for key in former} if numba else former
+    # The suite runs on the NumPy backend, where "auto" is diagonal Newton
+    # whatever is installed; here the backend is left to choose.
+    explicit = {key: "cd" if numba else "dn" for key in former}
     with config_context(backend="auto"):
         default, _ = _fit(Estimator, X)
     chosen, _ = _fit(Estimator, X, **explicit)
@@ -66,9 +67,10 @@ def test_auto_is_coordinate_descent_with_numba_else_the_former_default(
 @pytest.mark.slow
 # The hybrid's former default ends here by its rule on whole rounds (its
 # phases stop at max_iter without a warning of their own).
+@pytest.mark.parametrize("numba", [True, False])
 @pytest.mark.parametrize("Estimator, former", FORMER[:3])
 def test_default_fit_ends_converged_where_the_former_default_crawls(
-    monkeypatch, Estimator, former
+    monkeypatch, Estimator, former, numba
 ):
     """On 300 real abstracts (k = 6) the former default (multiplicative or EM
     updates) stops at ``max_iter`` with a ConvergenceWarning; the default
@@ -81,14 +83,14 @@ def test_default_fit_ends_converged_where_the_former_default_crawls(
     its objective by 0.23 % (``docs/real_text.md``).  The rule cannot tell
     a plateau from a minimum, whatever the solver."""
     # The default with numba (whose kernels this sample is too small for:
-    # the sweeps run on NumPy, as everywhere in the suite).
-    monkeypatch.setattr(_base, "numba_available", lambda: True)
+    # the sweeps run on NumPy, as everywhere in the suite) and without.
+    monkeypatch.setattr(_base, "numba_available", lambda: numba)
     X = _classic3_sample(300)
     _, former_warnings = _fit(Estimator, X, **former)
     assert former_warnings == 1
     with config_context(backend="auto"):
         model, warned = _fit(Estimator, X)
-    assert model.solver_ == "cd"
+    assert model.solver_ == ("cd" if numba else "dn")
     assert warned == 0
     assert model.n_iter_ < model._iteration_cap()
     history = model.loss_history_
@@ -101,16 +103,18 @@ def _poisson(n=30, m=20, seed=0):
 
 
 @pytest.mark.parametrize("Estimator, former", FORMER[:3])
-def test_auto_max_iter_is_1000_sweeps_of_coordinate_descent_else_200(Estimator, former):
+def test_auto_max_iter_is_1000_for_cd_and_dn_else_200(Estimator, former):
     # tol=0 runs every iteration the cap allows.
     X = _poisson()
     fits = {
         "cd": Estimator(2, solver="cd", tol=0, random_state=0).fit(X),
+        "dn": Estimator(2, solver="dn", tol=0, random_state=0).fit(X),
         "former": Estimator(2, **former, tol=0, random_state=0).fit(X),
         "given": Estimator(2, solver="cd", max_iter=7, tol=0, random_state=0).fit(X),
     }
     assert Estimator().max_iter == "auto"
     assert fits["cd"].n_iter_ == _base.AUTO_MAX_ITER["cd"] == 1000
+    assert fits["dn"].n_iter_ == _base.AUTO_MAX_ITER["dn"] == 1000
     assert fits["former"].n_iter_ == _base.AUTO_MAX_ITER["other"] == 200
     assert fits["given"].n_iter_ == 7
 

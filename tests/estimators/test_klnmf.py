@@ -39,7 +39,7 @@ def test_klnmf_reproduces_sklearn_mu_iterates(backend, sparse, n_iter):
     assert_allclose(ours.loss_, ref.reconstruction_err_**2 / 2, rtol=1e-6)
 
 
-@pytest.mark.parametrize("solver", ["mu", "cd"])
+@pytest.mark.parametrize("solver", ["mu", "cd", "dn"])
 @pytest.mark.parametrize("estimator", [KLNMF, NormalizedNMF])
 @pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -81,6 +81,7 @@ def test_fitted_model_matches_column_sums_of_x():
         # Not float32 with "cd": its projections on w >= 0 set entries to
         # exactly 0, and rounding that differs with the scale decides which.
         (np.float64, "cd"),
+        (np.float64, "dn"),
     ],
 )
 def test_normalized_nmf_equals_klnmf_at_every_iteration(backend, dtype, solver):

@@ -34,7 +34,7 @@ def test_plsi_iterates_equal_hofmanns_em(backend, beta):
     assert_allclose(model.components_, ref_wz, rtol=1e-10)
 
 
-@pytest.mark.parametrize("solver", ["em", "squarem", "cd"])
+@pytest.mark.parametrize("solver", ["em", "squarem", "cd", "dn"])
 @pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_em_objective_never_increases(sparse, dtype, solver):

@@ -51,7 +51,10 @@ def test_appendix_recursion_small_cases():
 # ----------------------------------------------- paper 004's experiment
 def test_encloses_the_data_where_plain_plsa_does_not():
     simplex = SimplexPLSA(n_components=3, random_state=0).fit(X_TRIANGLE)
-    plsa = PLSI(n_components=3, max_iter=1000, tol=1e-6, random_state=0).fit(X_TRIANGLE)
+    # Plain PLSA: Hofmann's EM, the paper's algorithm.
+    plsa = PLSI(
+        n_components=3, solver="em", max_iter=1000, tol=1e-6, random_state=0
+    ).fit(X_TRIANGLE)
     assert _inside(X_TRIANGLE, simplex.components_) >= 0.9
     assert _inside(X_TRIANGLE, plsa.components_) <= 0.1
 

@@ -166,18 +166,14 @@ VARIATIONAL = classes_with("fixed_iteration_params")
 # The accelerated solvers (coordinate descent's projections on zero,
 # SQUAREM's long extrapolations) amplify float32 rounding, which differs
 # between the engines: their iterates are compared in float64 only.
-ACCELERATED = ("cd", "squarem")
+ACCELERATED = ("cd", "dn", "squarem")
 
 
 def _pinned(Estimator, params):
     """``params`` with the solvers that ``"auto"`` leaves to the backend
-    (coordinate descent on numba, the multiplicative / EM updates on NumPy)
-    pinned to the NumPy backend's, so that both engines run one algorithm."""
-    plain = {
-        "solver": "em" if Estimator is PLSI else "mu",
-        "nmf_solver": "mu",
-        "plsi_solver": "em",
-    }
+    (coordinate descent on numba, diagonal Newton on NumPy) pinned to the
+    NumPy backend's, so that both engines run one algorithm."""
+    plain = {"solver": "dn", "nmf_solver": "dn", "plsi_solver": "dn"}
     defaults = Estimator().get_params()
     pinned = {
         name: plain[name]
@@ -292,6 +288,7 @@ def _calls(X, W, H):
         "mu_fold_in": lambda: K.mu_fold_in(X, H, W, 100, 1e-6),
         "lda_e_step": lambda: K.lda_e_step(X, W + 1, B, 0.1, 100, 1e-6),
         "cd_sweep": lambda: K.cd_sweep(X, W, H),
+        "dn_sweep": lambda: K.dn_sweep(X, W, H),
     }
 
 
@@ -315,6 +312,7 @@ def _arrays(result):
         "mu_fold_in",
         "lda_e_step",
         "cd_sweep",
+        "dn_sweep",
     ],
 )
 def test_twins_match_keep_dtype_and_leave_inputs_alone(name, dtype):
