@@ -104,18 +104,9 @@ def dn_sweep(X, W, H, y=None):
     """One iteration of diagonal Newton: the rows of ``W``, then the columns
     of ``H``.
 
-    Parameters
-    ----------
-    X : scipy.sparse CSR matrix of shape (n_samples, n_features)
-    W : ndarray of shape (n_samples, k)
-    H : ndarray of shape (k, n_features)
-    y : ndarray of shape (X.nnz,), default=None
-        ``W @ H`` at the stored entries of ``X`` (computed if not given).
-
-    Returns
-    -------
-    W_new, H_new : the factors after the iteration (new arrays, dtype kept).
-    y_new : ndarray of shape (X.nnz,), ``W_new @ H_new`` at the stored entries.
+    The parameters and the result are those of `cd_sweep`: ``(W_new,
+    H_new, y_new)``, new arrays in the factors' dtype, ``y_new`` the model
+    at the stored entries.
 
     Examples
     --------
