@@ -342,6 +342,16 @@ def compare_table(paths):
     return "\n".join(lines)
 
 
+def add_backend_argument(parser):
+    """``--backend``: the kernels' backend (`sklearn_topicfac.set_config`)."""
+    parser.add_argument(
+        "--backend",
+        choices=["auto", "numpy", "numba"],
+        default="auto",
+        help="the kernels' backend (sklearn_topicfac.set_config)",
+    )
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpora", nargs="*", default=TUNING + VALIDATION)
@@ -365,12 +375,7 @@ def main():
         default="cd",
         help="the solver --compare sets against today's",
     )
-    parser.add_argument(
-        "--backend",
-        choices=["auto", "numpy", "numba"],
-        default="auto",
-        help="the kernels' backend (sklearn_topicfac.set_config)",
-    )
+    add_backend_argument(parser)
     parser.add_argument(
         "--rule-check",
         action="store_true",

@@ -20,7 +20,7 @@ import argparse
 import time
 import warnings
 
-from convergence import CORPORA
+from convergence import CORPORA, add_backend_argument
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 
@@ -60,12 +60,7 @@ def main():
         "--ks", nargs=3, type=int, default=[2, 30, 2], metavar=("FROM", "TO", "STEP")
     )
     parser.add_argument("--subsamples", type=int, default=3)
-    parser.add_argument(
-        "--backend",
-        choices=["auto", "numpy", "numba"],
-        default="auto",
-        help="the kernels' backend (sklearn_topicfac.set_config)",
-    )
+    add_backend_argument(parser)
     parser.add_argument(
         "--defaults-only",
         action="store_true",

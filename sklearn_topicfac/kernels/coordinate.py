@@ -38,12 +38,11 @@ another one only while the last Newton proposal moved it by more than
 """
 
 import numpy as np
-import scipy.sparse as sp
 
 from ._backend import twins
 from ._scale import _SMALLEST, _VANISHING_REST, rescaled
-from .divergence import ratio_log_sums
-from .products import divide_into_ratio, product_at_nonzeros
+from .divergence import model_and_ratio_log_sums
+from .products import product_at_nonzeros
 
 # The work of a sweep relative to a multiplicative update's (stored entries
 # times k) for the choice of backend (`twins`): one sweep runs several
@@ -199,9 +198,6 @@ def cd_pass(X, W, H):
     """
     if (fast := twins(X, W.shape[1] * CD_WORK)) is not None:
         return fast.cd_pass(X, W, H, NEWTON_STEPS, AGAIN)
-    y = product_at_nonzeros(X, W, H)
-    r = y.copy()
-    divide_into_ratio(X.data, r)
-    sums = ratio_log_sums(X, sp.csr_matrix((r, X.indices, X.indptr), shape=X.shape))
+    y, sums = model_and_ratio_log_sums(X, W, H)
     W_new, H_new, _ = cd_sweep(X, W, H, y)
     return W_new, H_new, sums

@@ -6,7 +6,7 @@ from scipy.special import xlogy
 
 from ._backend import twins
 from ._parallel import map_parts
-from .products import ratio_at_nonzeros
+from .products import divide_into_ratio, product_at_nonzeros, ratio_at_nonzeros
 
 # Entries per chunk of the objective's sums: a chunk's temporaries stay in
 # L2, and the chunks (not the threads) fix the order of summation.
@@ -44,6 +44,18 @@ def ratio_log_sums(X, R):
         x.shape[0] * 8,
     )
     return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+
+def model_and_ratio_log_sums(X, W, H):
+    """``(y, sums)``: the model ``y = W H`` at the stored entries of CSR
+    ``X`` and `ratio_log_sums` of its ratio -- what a sweep that needs every
+    document at once (`cd_pass`, `dn_pass`) starts from, and the objective
+    of the state it starts from."""
+    y = product_at_nonzeros(X, W, H)
+    r = y.copy()
+    divide_into_ratio(X.data, r)
+    sums = ratio_log_sums(X, sp.csr_matrix((r, X.indices, X.indptr), shape=X.shape))
+    return y, sums
 
 
 def ratio_log_sums_at_nonzeros(X, W, H):

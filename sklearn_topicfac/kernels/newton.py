@@ -34,8 +34,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._scale import _SMALLEST, rescaled
-from .divergence import ratio_log_sums
-from .products import divide_into_ratio, product_at_nonzeros
+from .divergence import model_and_ratio_log_sums
+from .products import product_at_nonzeros
 
 
 def _half_step(X, rows, W, H, y, r, largest):
@@ -146,9 +146,6 @@ def dn_sweep(X, W, H, y=None):
 def dn_pass(X, W, H):
     """`dn_sweep` as the fit loop uses it: ``(W_new, H_new, sums)``, with
     ``sums = (sum x log r, sum x)`` of the incoming state (as `cd_pass`)."""
-    y = product_at_nonzeros(X, W, H)
-    r = y.copy()
-    divide_into_ratio(X.data, r)
-    sums = ratio_log_sums(X, sp.csr_matrix((r, X.indices, X.indptr), shape=X.shape))
+    y, sums = model_and_ratio_log_sums(X, W, H)
     W_new, H_new, _ = dn_sweep(X, W, H, y)
     return W_new, H_new, sums
