@@ -1045,6 +1045,15 @@ def nonnegative_matrices(draw):
     init=None,
     random_state=4,
 )
+# A model that vanishes at a stored entry after the first pass: the model a
+# diagonal Newton pass hands to the next must be the factors' own there, not
+# a floored one (found by CI's random generation).
+@example(
+    X=np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.34435603e05], [0.0, 1.0]]),
+    n_components=1,
+    init="nndsvda",
+    random_state=65536,
+)
 def test_property_random_nonnegative_input(spec, X, n_components, init, random_state):
     est = spec.make(
         n_components=n_components, init=init, max_iter=30, random_state=random_state

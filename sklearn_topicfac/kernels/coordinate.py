@@ -189,15 +189,19 @@ def cd_sweep(X, W, H, y=None):
     return rescaled(x, y, Wt, H_new, dtype)
 
 
-def cd_pass(X, W, H):
-    """`cd_sweep` as the fit loop uses it: ``(W_new, H_new, sums)``.
+def cd_pass(X, W, H, y=None):
+    """`cd_sweep` as the fit loop uses it: ``(W_new, H_new, sums, y_new)``.
 
     ``sums = (sum x log r, sum x)`` of the ratio ``r = X / (W H)`` of the
     incoming state (`ratio_log_sums`), from which its objective follows
-    (`kl_divergence_from_sums`).
+    (`kl_divergence_from_sums`).  ``y``, if known, is the model of the
+    incoming state at the stored entries (the previous pass's ``y_new``).
+    ``y_new`` is always None: the sweep updates its model entry by entry,
+    floored and within rounding of the factors', not as the next pass's
+    objective must be computed (as `dn_pass` returns it).
     """
     if (fast := twins(X, W.shape[1] * CD_WORK)) is not None:
-        return fast.cd_pass(X, W, H, NEWTON_STEPS, AGAIN)
-    y, sums = model_and_ratio_log_sums(X, W, H)
+        return (*fast.cd_pass(X, W, H, NEWTON_STEPS, AGAIN), None)
+    y, sums = model_and_ratio_log_sums(X, W, H, y)
     W_new, H_new, _ = cd_sweep(X, W, H, y)
-    return W_new, H_new, sums
+    return W_new, H_new, sums, None

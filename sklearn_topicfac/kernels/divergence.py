@@ -46,12 +46,14 @@ def ratio_log_sums(X, R):
     return sum(p[0] for p in parts), sum(p[1] for p in parts)
 
 
-def model_and_ratio_log_sums(X, W, H):
+def model_and_ratio_log_sums(X, W, H, y=None):
     """``(y, sums)``: the model ``y = W H`` at the stored entries of CSR
     ``X`` and `ratio_log_sums` of its ratio -- what a sweep that needs every
     document at once (`cd_pass`, `dn_pass`) starts from, and the objective
-    of the state it starts from."""
-    y = product_at_nonzeros(X, W, H)
+    of the state it starts from.  A known ``y`` (the previous sweep's) is
+    used as it is instead of being recomputed."""
+    if y is None:
+        y = product_at_nonzeros(X, W, H)
     r = y.copy()
     divide_into_ratio(X.data, r)
     sums = ratio_log_sums(X, sp.csr_matrix((r, X.indices, X.indptr), shape=X.shape))

@@ -35,51 +35,52 @@ import scipy.sparse as sp
 
 from ._scale import _SMALLEST, rescaled
 from .divergence import model_and_ratio_log_sums
-from .products import product_at_nonzeros
+from .products import (
+    product_at_nonzeros,
+    sparse_dense_product,
+    transposed_product,
+)
 
 
-def _half_step(X, rows, W, H, y, r, largest):
-    """One half-step: the rows of ``W`` given ``H``.
-
-    ``X`` is CSR with float64 data, ``rows`` each stored entry's row, ``y``
-    the model and ``r = x / y`` at the stored entries (float64); no new
-    value exceeds ``largest`` (the factors' dtype's largest finite number:
-    an entry whose step would, or is not finite, keeps its value).  Returns
-    the new ``W`` and the new model at the stored entries (new arrays).
-    """
-    n = X.shape[0]
-    x = X.data
-    c = H.sum(axis=1)
-    R = sp.csr_matrix((r, X.indices, X.indptr), shape=X.shape)
-    # Where the model is tiny these overflow to inf: the Newton proposal is
-    # then not finite and the row falls back (below).
-    with np.errstate(over="ignore", invalid="ignore"):
-        gain = R @ H.T
-        R.data = r / y
-        curvature = R @ np.square(H.T)
+def _newton_step(F, c, gain, curvature, largest):
+    """The diagonal Newton proposal for the rows of ``F`` (one row per
+    problem, ``c`` the other factor's sums per component)."""
     moving = c > 0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        newton = np.maximum(W - (c - gain) / curvature, 0)
+        newton = np.maximum(F - (c - gain) / curvature, 0)
         # No curvature: no stored entry where the component is non-zero,
         # and the row's problem is c w, minimized at zero.
         newton = np.where(curvature > 0, newton, 0)
-        newton = np.where((newton <= largest) & moving, newton, W)
-    y_new = np.maximum(product_at_nonzeros(X, newton, H), _SMALLEST)
+        return np.where((newton <= largest) & moving, newton, F)
+
+
+def _keep_or_fall_back(x, groups, F, c, gain, newton, y, y_new, largest):
+    """Keep each row of ``newton`` where it lowers its problem's objective,
+    and put the multiplicative step there elsewhere.
+
+    ``groups`` is the row of ``F`` each stored entry belongs to, ``y`` and
+    ``y_new`` the model at the stored entries before and after the Newton
+    step.  Returns the rows that fell back (a boolean mask); the caller
+    recomputes the model at their entries.
+    """
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        change = (newton - W) @ c - np.bincount(
-            rows, weights=x * np.log(y_new / y), minlength=n
+        change = (newton - F) @ c - np.bincount(
+            groups, weights=x * np.log(y_new / y), minlength=F.shape[0]
         )
     falls_back = ~(change <= 0)
     if falls_back.any():
         # The multiplicative step on those rows: never raises their part.
         back = np.flatnonzero(falls_back)
         with np.errstate(divide="ignore", invalid="ignore"):
-            step = W[back] * (gain[back] / c)
-        newton[back] = np.where(moving & (step <= largest), step, W[back])
-        part = X[back]
-        at = falls_back[rows]
-        y_new[at] = np.maximum(product_at_nonzeros(part, newton[back], H), _SMALLEST)
-    return newton, y_new
+            step = F[back] * (gain[back] / c)
+        newton[back] = np.where((c > 0) & (step <= largest), step, F[back])
+    return falls_back
+
+
+def _model_at(y, at, rows, cols, W, Ht):
+    """Recompute the model at the stored entries ``at`` (a boolean mask)."""
+    if at.any():
+        y[at] = np.einsum("ij,ij->i", W[rows[at]], Ht[cols[at]])
 
 
 def _ratio(x, y):
@@ -88,16 +89,23 @@ def _ratio(x, y):
         return np.minimum(x / y, np.finfo(np.float64).max)
 
 
-def _transposed(X):
-    """``X.T`` as CSR and the position in ``X.data`` of each of its entries."""
-    n, m = X.shape
-    order = sp.csr_matrix(
-        (np.arange(X.nnz, dtype=np.float64), X.indices, X.indptr), shape=(n, m)
-    ).T.tocsr()
-    order.sort_indices()
-    at = order.data.astype(np.intp)
-    Xt = sp.csr_matrix((X.data[at], order.indices, order.indptr), shape=(m, n))
-    return Xt, at
+def _gain_and_curvature(X, y, other, transposed):
+    """``(R B, (R / Y) B^2)`` with ``R = X / Y`` at the stored entries and
+    ``B = other``; with ``transposed``, ``(R^T B, (R / Y)^T B^2)``."""
+    r = _ratio(X.data, y)
+    R = sp.csr_matrix((r, X.indices, X.indptr), shape=X.shape)
+    # Where the model is tiny these overflow to inf: the Newton proposal is
+    # then not finite and the row falls back.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if transposed:
+            gain = transposed_product(other, R).T
+            R.data = r / y
+            curvature = transposed_product(np.square(other), R).T
+        else:
+            gain = sparse_dense_product(R, other)
+            R.data = r / y
+            curvature = sparse_dense_product(R, np.square(other))
+    return gain, curvature
 
 
 def dn_sweep(X, W, H, y=None):
@@ -107,6 +115,10 @@ def dn_sweep(X, W, H, y=None):
     The parameters and the result are those of `cd_sweep`: ``(W_new,
     H_new, y_new)``, new arrays in the factors' dtype, ``y_new`` the model
     at the stored entries.
+
+    Both half-steps work on the stored entries of ``X`` in its own order
+    (the columns of ``H`` through transposed products): no transposed copy
+    of ``X`` is made.
 
     Examples
     --------
@@ -124,28 +136,45 @@ def dn_sweep(X, W, H, y=None):
     # Per-entry work in float64 whatever the dtype (as coordinate descent):
     # the curvature's x h^2 / y^2 would overflow float32 where y is small.
     X = sp.csr_matrix((X.data.astype(np.float64), X.indices, X.indptr), shape=(n, m))
+    x, cols = X.data, X.indices
     W64 = np.asarray(W, dtype=np.float64)
-    H64 = np.asarray(H, dtype=np.float64)
+    Ht = np.ascontiguousarray(H.T, dtype=np.float64)
     if y is None:
-        y = product_at_nonzeros(X, W64, H64)
+        y = product_at_nonzeros(X, W64, Ht.T)
     y = np.maximum(np.asarray(y, dtype=np.float64), _SMALLEST)
     rows = np.repeat(np.arange(n, dtype=np.intp), np.diff(X.indptr))
     largest = float(np.finfo(dtype).max)
-    W_new, y = _half_step(X, rows, W64, H64, y, _ratio(X.data, y), largest)
-    Xt, at = _transposed(X)
-    y_t = y[at]
-    cols = np.repeat(np.arange(m, dtype=np.intp), np.diff(Xt.indptr))
-    Ht_new, y_t = _half_step(
-        Xt, cols, H64.T, W_new.T, y_t, _ratio(Xt.data, y_t), largest
-    )
-    y = np.empty_like(y_t)
-    y[at] = y_t
-    return rescaled(X.data, y, W_new.T.copy(), np.ascontiguousarray(Ht_new.T), dtype)
+
+    # The rows of W given H.
+    c = Ht.sum(axis=0)
+    gain, curvature = _gain_and_curvature(X, y, Ht, transposed=False)
+    # The model is floored where it is compared (logarithms, ratios) but
+    # kept as computed: the y returned is the new factors' model.
+    W_new = _newton_step(W64, c, gain, curvature, largest)
+    model = product_at_nonzeros(X, W_new, Ht.T)
+    y_new = np.maximum(model, _SMALLEST)
+    back = _keep_or_fall_back(x, rows, W64, c, gain, W_new, y, y_new, largest)
+    _model_at(model, back[rows], rows, cols, W_new, Ht)
+
+    # The columns of H (the rows of H^T) given the new W.
+    y = np.maximum(model, _SMALLEST)
+    c = W_new.sum(axis=0)
+    gain, curvature = _gain_and_curvature(X, y, W_new, transposed=True)
+    Ht_new = _newton_step(Ht, c, gain, curvature, largest)
+    model = product_at_nonzeros(X, W_new, Ht_new.T)
+    y_new = np.maximum(model, _SMALLEST)
+    back = _keep_or_fall_back(x, cols, Ht, c, gain, Ht_new, y, y_new, largest)
+    _model_at(model, back[cols], rows, cols, W_new, Ht_new)
+    W_new, H_new = W_new.T.copy(), np.ascontiguousarray(Ht_new.T)
+    return rescaled(x, model, W_new, H_new, dtype)
 
 
-def dn_pass(X, W, H):
-    """`dn_sweep` as the fit loop uses it: ``(W_new, H_new, sums)``, with
-    ``sums = (sum x log r, sum x)`` of the incoming state (as `cd_pass`)."""
-    y, sums = model_and_ratio_log_sums(X, W, H)
-    W_new, H_new, _ = dn_sweep(X, W, H, y)
-    return W_new, H_new, sums
+def dn_pass(X, W, H, y=None):
+    """`dn_sweep` as the fit loop uses it: ``(W_new, H_new, sums, y_new)``,
+    with ``sums = (sum x log r, sum x)`` of the incoming state and ``y`` the
+    incoming model if known (as `cd_pass`).  ``y_new`` is the new factors'
+    model at the stored entries as computed (not floored), which the next
+    pass may take as its ``y``."""
+    y, sums = model_and_ratio_log_sums(X, W, H, y)
+    W_new, H_new, y_new = dn_sweep(X, W, H, y)
+    return W_new, H_new, sums, y_new

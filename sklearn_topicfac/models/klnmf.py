@@ -1,5 +1,7 @@
 """KL-NMF by Lee-Seung multiplicative updates, plain and L1-normalized."""
 
+import numpy as np
+
 from ..kernels import (
     cd_pass,
     dn_pass,
@@ -12,8 +14,58 @@ from ..kernels import (
 from ._base import ProbabilisticFactors, TopicModel
 
 # The solvers whose iteration updates both factors from every document at
-# once: their passes, ``(W_new, H_new, sums of the incoming state)``.
+# once: their passes, ``(W_new, H_new, sums of the incoming state, y_new)``.
 PASSES = {"cd": cd_pass, "dn": dn_pass}
+
+
+class _LastModel:
+    """The model ``y = W H`` at X's stored entries that the last pass left.
+
+    A pass ends by forming it; the next one starts from it instead of
+    forming it again (one sampled product of the three a diagonal Newton
+    pass makes) when it receives the very factors that pass returned on the
+    same ``X``.  They are compared by value, at O((n + m) k) against the
+    product's O(nnz k), so a factor changed in between (rescaled, flushed,
+    a new start) only costs the product.  Pickles empty: a model sent
+    elsewhere carries no data.
+    """
+
+    def __init__(self, X=None, W=None, H=None, y=None):
+        # In float32 the factors the pass returns are rounded from those it
+        # formed ``y`` with: ``y`` is not their model to the last bit, and
+        # the next pass's per-row decisions (`kernels.dn_sweep`) would
+        # compare objectives that differ by more than their change.
+        keep = y is not None and W.dtype == H.dtype == y.dtype == np.float64
+        self.state = (X, W.copy(), H.copy(), y) if keep else None
+
+    def __reduce__(self):
+        return (type(self), ())
+
+    def at(self, X, W, H):
+        """The stored model if ``(X, W, H)`` are those it belongs to, else None."""
+        if self.state is None:
+            return None
+        X0, W0, H0, y = self.state
+        if X0 is X and np.array_equal(W0, W) and np.array_equal(H0, H):
+            return y
+        return None
+
+
+def whole_pass(model, X, W, H, normalize=False):
+    """One pass of ``model.solver`` (a key of `PASSES`) over every document:
+    ``(W_new, H_new, sums of the incoming state)``.
+
+    With ``normalize``, the rows of ``H_new`` are scaled to sum to one and
+    the columns of ``W_new`` by their sums (the model is unchanged), so that
+    the factors the next pass receives are those this one returned.
+    """
+    last = model.__dict__.get("_last_model") or _LastModel()
+    W_new, H_new, sums, y_new = PASSES[model.solver](X, W, H, last.at(X, W, H))
+    if normalize:
+        H_new, s = normalize_rows(H_new)
+        W_new = W_new * s[None, :].astype(W_new.dtype, copy=False)
+    model._last_model = _LastModel(X, W_new, H_new, y_new)
+    return W_new, H_new, sums
 
 
 class KLNMFModel(TopicModel):
@@ -45,6 +97,9 @@ class KLNMFModel(TopicModel):
         As for `TopicModel`.
     """
 
+    # Whether the topics' rows sum to one (then a whole pass normalizes them).
+    normalized_topics = False
+
     def __init__(self, solver="mu", **fold_in):
         super().__init__(**fold_in)
         self.solver = solver
@@ -57,7 +112,9 @@ class KLNMFModel(TopicModel):
     def doc_step(self, X, W, H, warm):
         if self.solver in PASSES:
             # The whole sweep, topics included: X holds every document.
-            W_new, H_new, sums = PASSES[self.solver](X, W, H)
+            # The whole sweep, topics included (X holds every document), its
+            # topics in final form: the topic step keeps them as they are.
+            W_new, H_new, sums = whole_pass(self, X, W, H, self.normalized_topics)
             return W_new, {"loss": self.objective(X, sums, W, H), "H": H_new}
         # The objective of the incoming state (from its ratio's sums), the W
         # half-step, and the ratio of the *updated* W that the topic
@@ -88,14 +145,16 @@ class NormalizedNMFModel(ProbabilisticFactors, KLNMFModel):
     summing to one (Zhang, Ding & Tang, Alg. 3).
     """
 
+    normalized_topics = True
+
     def topic_step(self, H, stats):
         # H is C (rows sum to one).  After the W half-step the document factor
         # W splits as D diag(s) with s = its column sums; the topic half-step
         # updates G = diag(s) C using D, then splits G into s' and C'.  The new
         # document factor D diag(s') is W rescaled by s' / s.
         if "H" in stats:
-            # A coordinate-descent sweep updated W and H = G themselves.
-            return normalize_rows(stats["H"])
+            # A whole pass updated W and H = C themselves (`whole_pass`).
+            return stats["H"], None
         s = stats["w_sum"]
         s_safe = s + (s == 0)
         G = mu_topic_update(

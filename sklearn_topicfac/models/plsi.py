@@ -9,7 +9,7 @@ from ..kernels import (
     transposed_product,
 )
 from ._base import ProbabilisticFactors, TopicModel
-from .klnmf import PASSES
+from .klnmf import PASSES, whole_pass
 
 
 class PLSIModel(ProbabilisticFactors, TopicModel):
@@ -80,9 +80,10 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
 
     def doc_step(self, X, W, H, warm):
         if self.solver in PASSES and self.beta == 1:
-            # The whole sweep, topics included: X holds every document.
-            W_new, H_new, sums = PASSES[self.solver](X, W, H)
-            return W_new, {"loss": self.objective(X, sums, W, H), "H_cd": H_new}
+            # The whole sweep, topics included (X holds every document), the
+            # topics normalized to P(w|z) and W scaled by their sums.
+            W_new, H_new, sums = whole_pass(self, X, W, H, normalize=True)
+            return W_new, {"loss": self.objective(X, sums, W, H), "H": H_new}
         if self.solver == "squarem" and self.beta == 1:
             # The whole cycle, topics included: X holds every document.
             return self._squarem(X, W, H)
@@ -99,9 +100,6 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
         return W_new, {"loss": loss, "WtR": transposed_product(W, R)}
 
     def topic_step(self, H, stats):
-        if "H_cd" in stats:
-            # P(w|z) and the topics' sums, by which the engine rescales W.
-            return normalize_rows(stats["H_cd"])
         if "H" in stats:
             return stats["H"], None
         if self.beta != 1:

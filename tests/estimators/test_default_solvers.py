@@ -5,10 +5,13 @@ defaults) stop at ``max_iter`` (issue 30; the measurements on the nine
 shared corpora are in ``docs/real_text.md``, "Does a default fit end
 converged?")."""
 
+import pickle
 import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose
 from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_topicfac as tf
@@ -138,3 +141,43 @@ def test_convergence_warning_names_the_cap_auto_resolved_to(Estimator, former):
         Estimator(2, **former, tol=1e-300, random_state=0).fit(X)
     with pytest.warns(ConvergenceWarning, match=r"max_iter=3 iterations"):
         Estimator(2, solver="cd", max_iter=3, tol=1e-300, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("Estimator", [tf.KLNMF, tf.NormalizedNMF, tf.PLSI])
+def test_a_pass_starts_from_the_model_the_last_pass_left(Estimator, monkeypatch):
+    # A diagonal Newton pass takes the model at X's stored entries from the
+    # pass before instead of forming it again; the fit is that of a run that
+    # forms it every time, to rounding.
+    from sklearn_topicfac.models import klnmf
+
+    X = _classic3_sample(120).astype(np.float64)
+    params = dict(solver="dn", max_iter=25, tol=0)
+    with config_context(backend="numpy"):
+        reused = []
+        at = klnmf._LastModel.at
+
+        def spy(self, *args):
+            y = at(self, *args)
+            reused.append(y is not None)
+            return y
+
+        monkeypatch.setattr(klnmf._LastModel, "at", spy)
+        model, _ = _fit(Estimator, X, **params)
+        monkeypatch.setattr(klnmf._LastModel, "at", lambda self, *args: None)
+        fresh, _ = _fit(Estimator, X, **params)
+    # Every pass but the first reused its predecessor's model.
+    assert reused == [False] + [True] * 24
+    assert_allclose(model.loss_history_, fresh.loss_history_, rtol=1e-12)
+    assert_allclose(model.components_, fresh.components_, rtol=1e-9, atol=1e-300)
+
+
+def test_the_model_a_pass_left_is_not_pickled():
+    from sklearn_topicfac.models import klnmf
+
+    X = sp.csr_matrix(np.ones((3, 2)))
+    last = klnmf._LastModel(X, np.ones((3, 1)), np.ones((1, 2)), np.ones(6))
+    assert last.state is not None
+    assert pickle.loads(pickle.dumps(last)).state is None
+    # float32 factors are rounded from those y belongs to: nothing kept.
+    f32 = np.ones((3, 1), dtype=np.float32)
+    assert klnmf._LastModel(X, f32, f32.T, np.ones(6)).state is None

@@ -9,6 +9,7 @@ from numpy.testing import assert_allclose
 
 from sklearn_topicfac import kernels as K
 from sklearn_topicfac.kernels import products
+from sklearn_topicfac.kernels.divergence import model_and_ratio_log_sums
 
 # Every contract here holds for both backends of the kernels.
 pytestmark = pytest.mark.usefixtures("backend")
@@ -269,6 +270,24 @@ def test_dn_sweep_falls_back_where_the_diagonal_newton_step_would_raise():
     assert K.kl_divergence(X, plain, H) > start
     W_new, H_new, _ = K.dn_sweep(X, W, H)
     assert K.kl_divergence(X, W_new, H_new) < start
+
+
+def test_dn_pass_returns_the_model_the_next_pass_would_compute():
+    # The y a pass returns is the new factors' model as computed, zeros
+    # included (a floor there would change the next objective: an entry with
+    # x > 0 where the model vanished counts x log(x / tiny)).  Column 0 of X
+    # is explained by a document the first pass zeroes.
+    X = sp.csr_matrix(np.array([[1.0, 0], [0, 0], [0, 1.3e5], [0, 0], [0, 1.0]]))
+    W, H = np.array([[9e3], [9e3], [3e2], [9e3], [3e-3]]), np.array([[9e3, 3e2]])
+    y = None
+    for _ in range(3):
+        W_old, H_old = W, H
+        W, H, sums, y_given = K.dn_pass(X, W, H, y)
+        _, sums_fresh = model_and_ratio_log_sums(X, W_old, H_old)
+        assert_allclose(sums, sums_fresh, rtol=1e-12)
+        y = y_given
+        assert_allclose(y, K.product_at_nonzeros(X, W, H), rtol=1e-12, atol=0)
+    assert (y == 0).any()
 
 
 def test_squarem_point_is_twice_for_a_unit_step_and_stays_non_negative():
