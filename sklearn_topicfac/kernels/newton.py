@@ -111,6 +111,29 @@ def _gain_and_curvature(X, y, other, transposed):
     return gain, curvature
 
 
+def _half_step(X, y, F, other, rows, largest, transposed=False):
+    """The rows of ``F`` given ``other``: of ``W`` given ``H^T``, or with
+    ``transposed`` of ``H^T`` given ``W``.
+
+    ``y`` is the model at X's stored entries (floored), ``rows`` each
+    stored entry's row.  Returns the new ``F`` and the new model there.
+    The model is floored where it is compared (logarithms, ratios) but
+    returned as computed: it is the new factors' model.
+    """
+    x, cols = X.data, X.indices
+    groups = cols if transposed else rows
+    c = other.sum(axis=0)
+    gain, curvature = _gain_and_curvature(X, y, other, transposed)
+    F_new = _newton_step(F, c, gain, curvature, largest)
+    W, Ht = (other, F_new) if transposed else (F_new, other)
+    model = product_at_nonzeros(X, W, Ht.T)
+    y_new = np.maximum(model, _SMALLEST)
+    back = _keep_or_fall_back(x, groups, F, c, gain, F_new, y, y_new, largest)
+    # (F_new, hence W or Ht, now holds the fall-back rows' steps.)
+    _model_at(model, back[groups], rows, cols, W, Ht)
+    return F_new, model
+
+
 def dn_sweep(X, W, H, y=None):
     """One iteration of diagonal Newton: the rows of ``W``, then the columns
     of ``H``.
@@ -139,7 +162,6 @@ def dn_sweep(X, W, H, y=None):
     # Per-entry work in float64 whatever the dtype (as coordinate descent):
     # the curvature's x h^2 / y^2 would overflow float32 where y is small.
     X = sp.csr_matrix((X.data.astype(np.float64), X.indices, X.indptr), shape=(n, m))
-    x, cols = X.data, X.indices
     W64 = np.asarray(W, dtype=np.float64)
     Ht = np.ascontiguousarray(H.T, dtype=np.float64)
     if y is None:
@@ -148,28 +170,12 @@ def dn_sweep(X, W, H, y=None):
     rows = np.repeat(np.arange(n, dtype=np.intp), np.diff(X.indptr))
     largest = float(np.finfo(dtype).max)
 
-    # The rows of W given H.
-    c = Ht.sum(axis=0)
-    gain, curvature = _gain_and_curvature(X, y, Ht, transposed=False)
-    # The model is floored where it is compared (logarithms, ratios) but
-    # kept as computed: the y returned is the new factors' model.
-    W_new = _newton_step(W64, c, gain, curvature, largest)
-    model = product_at_nonzeros(X, W_new, Ht.T)
-    y_new = np.maximum(model, _SMALLEST)
-    back = _keep_or_fall_back(x, rows, W64, c, gain, W_new, y, y_new, largest)
-    _model_at(model, back[rows], rows, cols, W_new, Ht)
-
-    # The columns of H (the rows of H^T) given the new W.
-    y = np.maximum(model, _SMALLEST)
-    c = W_new.sum(axis=0)
-    gain, curvature = _gain_and_curvature(X, y, W_new, transposed=True)
-    Ht_new = _newton_step(Ht, c, gain, curvature, largest)
-    model = product_at_nonzeros(X, W_new, Ht_new.T)
-    y_new = np.maximum(model, _SMALLEST)
-    back = _keep_or_fall_back(x, cols, Ht, c, gain, Ht_new, y, y_new, largest)
-    _model_at(model, back[cols], rows, cols, W_new, Ht_new)
-    W_new, H_new = W_new.T.copy(), np.ascontiguousarray(Ht_new.T)
-    return rescaled(x, model, W_new, H_new, dtype)
+    W_new, model = _half_step(X, y, W64, Ht, rows, largest)
+    Ht_new, model = _half_step(
+        X, np.maximum(model, _SMALLEST), Ht, W_new, rows, largest, transposed=True
+    )
+    Wt_new, H_new = W_new.T.copy(), np.ascontiguousarray(Ht_new.T)
+    return rescaled(X.data, model, Wt_new, H_new, dtype)
 
 
 def dn_pass(X, W, H, y=None):
