@@ -260,21 +260,34 @@ def long_run(name, X, k, Estimator, key, solver, budget, max_iter=3000):
     }
 
 
+def _read_rows(paths):
+    """The records of the JSON-lines files ``paths``, in order."""
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            rows += [json.loads(line) for line in f if line.strip()]
+    return rows
+
+
+def _header(columns):
+    """A markdown table's header and rule lines for ``columns``."""
+    return ["| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
+
+
 def time_to_converged_table(paths):
     """Per corpus and solver: CPU seconds to within 0.1 % of the end of the
     solver's own long run, and of the lowest objective any solver reached."""
-    rows = [json.loads(line) for path in paths for line in open(path)]
+    rows = _read_rows(paths)
     corpora = list(dict.fromkeys(r["corpus"] for r in rows))
     solvers = list(dict.fromkeys(r["solver"] for r in rows))
-    lines = [
-        "| corpus | "
-        + " | ".join(
-            f"{s}: s to own end | {s}: s to lowest | {s}: end above lowest"
+    lines = _header(
+        ["corpus"]
+        + [
+            f"{s}: {column}"
             for s in solvers
-        )
-        + " |",
-        "|---|" + "---|---|---|" * len(solvers),
-    ]
+            for column in ("s to own end", "s to lowest", "end above lowest")
+        ]
+    )
 
     def reach(r, target):
         hit = next((i for i, v in enumerate(r["objective"]) if v <= target), None)
@@ -301,13 +314,11 @@ def time_to_converged_table(paths):
 
 def table(paths):
     """The markdown table of the results in the JSON-lines files ``paths``."""
-    rows = [json.loads(line) for path in paths for line in open(path)]
-    lines = [
-        "| corpus | estimator | solver | n_iter_ | warned | CPU s | objective "
-        "| gap to 10x | CPU s to 0.1 % |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
+    lines = _header(
+        ["corpus", "estimator", "solver", "n_iter_", "warned", "CPU s"]
+        + ["objective", "gap to 10x", "CPU s to 0.1 %"]
+    )
+    for r in _read_rows(paths):
         gap = f"{r['gap']:.1e}" + (" (capped)" if r["capped"] else "")
         hit = r.get("time_to_0.1%")
         lines.append(
@@ -323,13 +334,11 @@ def compare_table(paths):
     """The markdown table of ``--compare`` results: per corpus and
     estimator, the former default's and the candidate's median CPU seconds,
     iterations and warnings, and their ratio."""
-    rows = [json.loads(line) for path in paths for line in open(path)]
-    lines = [
-        "| corpus | estimator | former default: CPU s / n_iter_ / warned "
-        "| default: CPU s / n_iter_ / warned | time ratio |",
-        "|---|---|---|---|---|",
-    ]
-    for r in rows:
+    lines = _header(
+        ["corpus", "estimator", "former default: CPU s / n_iter_ / warned"]
+        + ["default: CPU s / n_iter_ / warned", "time ratio"]
+    )
+    for r in _read_rows(paths):
         cells = [
             f"{r[f'{side}_cpu']:.2f} / {r[f'{side}_n_iter']} / "
             f"{'yes' if r[f'{side}_warned'] else 'no'} ({r[side]})"

@@ -1,4 +1,5 @@
-"""KL-NMF by Lee-Seung multiplicative updates, plain and L1-normalized."""
+"""KL-NMF, plain and L1-normalized: Lee-Seung multiplicative updates, or a
+whole pass of coordinate descent or diagonal Newton (`PASSES`)."""
 
 import numpy as np
 
