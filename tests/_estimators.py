@@ -206,8 +206,20 @@ REGISTRY = (
         # is False: the default normalize="components" returns topic weights
         # (normalize="both" returns proportions).
         check_params=({}, {"normalize": "both"}),
-        variants=({}, {"normalize": "both"}, {"alpha": 0.5}),
-        bad_params={"normalize": ("rows",), "alpha": (-0.5,)},
+        one_pass_params=_frozen({"solver": "joint"}),
+        variants=(
+            {},
+            {"normalize": "both"},
+            {"alpha": 0.5},
+            {"solver": "squarem", "normalize": "both"},
+            {"solver": "dn", "alpha": 0.5},
+        ),
+        bad_params={
+            "normalize": ("rows",),
+            "alpha": (-0.5,),
+            "solver": ("em", "mu"),
+            "max_iter": (0, "many"),
+        },
     ),
     EstimatorSpec(
         tf.LDAVI,

@@ -1,6 +1,6 @@
 """NMF under normalization constraints with joint multiplicative updates."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -59,11 +59,31 @@ class JointNMF(StepwiseEM, TopicFactorization):
         L1 penalty on the document factor (``normalize="components"`` only:
         with both factors normalized, ``sum(W)`` is constant).  It rescales
         ``W`` and induces no sparsity.
+    solver : {"joint", "squarem", "cd", "dn"}, default="joint"
+        ``"joint"``: the joint update above (paper 002's iterates);
+        ``"squarem"``: the joint update accelerated by SQUAREM (Varadhan &
+        Roland, 2008), one iteration being one cycle of three joint updates
+        (two when the extrapolation is not taken), the objective never
+        rising (as :class:`PLSI`'s ``"squarem"``); ``"cd"`` / ``"dn"``: one
+        pass of KL-NMF's coordinate descent or diagonal Newton
+        (:class:`KLNMF`) on the count-scale factors, ``(1 + alpha) W`` or
+        ``diag(N_d) W``, the topics renormalized after it and ``W`` mapped
+        back (for ``"both"`` its rows renormalized, the scale that
+        minimizes each document's divergence): neither raises the
+        objective.  With ``normalize="components"`` and ``alpha=0``,
+        ``"cd"`` and ``"dn"`` run the iterations of :class:`PLSI` with
+        the same solver.  The joint update stays the default: it is the
+        algorithm of paper 002; on real text it crawls as PLSI's EM does,
+        and ``"cd"`` / ``"dn"`` (PLSI's defaults, ``docs/real_text.md``)
+        end such fits by ``tol``.  Block-wise fits and ``partial_fit``
+        run ``"joint"`` whatever it is.
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start; a custom ``(W, H)`` is rescaled so that the rows of ``H`` (and,
         for ``"both"``, of ``W``) sum to one.
-    max_iter : int, default=200
+    max_iter : int or "auto", default="auto"
         Maximum number of iterations (and fold-in sweeps in ``transform``).
+        ``"auto"``: 1000 for ``"cd"`` and ``"dn"``, else 200 (and 200
+        fold-in sweeps), as for :class:`PLSI`.
     tol : float, default=1e-4
         {{stopping}}
     {{restarts}}
@@ -80,6 +100,9 @@ class JointNMF(StepwiseEM, TopicFactorization):
         proportions ``P(z|d)`` (``"both"``), as ``transform`` returns them.
     loss_ : float
         Final objective (KL divergence plus the penalty).
+    solver_ : str
+        The solver an in-memory fit ran (``solver``); block-wise fits and
+        ``partial_fit`` run ``"joint"`` whatever it is.
     {{kl_history}}
     {{moves_made}}
     {{features_seen}}
@@ -105,6 +128,8 @@ class JointNMF(StepwiseEM, TopicFactorization):
         **StepwiseEM._parameter_constraints,
         "normalize": [StrOptions({"components", "both"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
+        "solver": [StrOptions({"joint", "squarem", "cd", "dn"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
     def __init__(
@@ -113,8 +138,9 @@ class JointNMF(StepwiseEM, TopicFactorization):
         *,
         normalize="components",
         alpha=0.0,
+        solver="joint",
         init=None,
-        max_iter=200,
+        max_iter="auto",
         tol=1e-4,
         n_init=1,
         split_merge=0,
@@ -126,6 +152,7 @@ class JointNMF(StepwiseEM, TopicFactorization):
         self.n_components = n_components
         self.normalize = normalize
         self.alpha = alpha
+        self.solver = solver
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
@@ -145,10 +172,14 @@ class JointNMF(StepwiseEM, TopicFactorization):
 
     _scale_equivariant = True
 
+    def _solvers(self):
+        return {"solver": self.solver}
+
     def _build_model(self):
         return JointNMFModel(
             self.normalize,
             self.alpha,
-            fold_in_iter=self.max_iter,
+            self.solver,
+            fold_in_iter=self._fold_in_iter(),
             fold_in_tol=self.tol,
         )

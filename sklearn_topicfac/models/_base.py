@@ -28,6 +28,7 @@ from ..kernels import (
     positive_or_one,
     product_at_nonzeros,
     ratio_log_sums_at_nonzeros,
+    squarem_point,
 )
 from ._moves import SHARE_FLOOR
 
@@ -489,3 +490,27 @@ class ProbabilisticFactors:
             "p_d_given_z_": lambda W: W / s[None, :].astype(W.dtype, copy=False),
             "embedding_": lambda W: self.doc_output(W, p_z),
         }
+
+
+def squarem_cycle(step, project, X, W, H):
+    """One SQUAREM cycle (Varadhan & Roland, 2008) of a monotone fixed-point
+    map: ``(W_new, stats)`` with ``stats = {"loss", "H"}`` as a ``doc_step``
+    returns them.
+
+    ``step(X, W, H)`` is one step of the map, ``(W_1, H_1, objective of (W,
+    H))``; ``project(W', H')`` puts the extrapolated point back on the
+    model's constraints (rows summing to one).  Two steps ``theta_1``,
+    ``theta_2``, their squared extrapolation ``theta'``
+    (`kernels.squarem_point`) and one step from it, ``F(theta')``, kept when
+    the objective at ``theta'`` is no higher than at ``theta_1``; otherwise
+    the cycle ends at ``theta_2``.  Either way the objective is no higher
+    than at ``theta_1``, hence than at the start: it never rises.
+    """
+    W1, H1, loss = step(X, W, H)
+    W2, H2, loss_1 = step(X, W1, H1)
+    (Wp, Hp), alpha = squarem_point((W, H), (W1, H1), (W2, H2))
+    if alpha < -1:
+        W3, H3, loss_p = step(X, *project(Wp, Hp))
+        if loss_p <= loss_1:
+            return W3, {"loss": loss, "H": H3}
+    return W2, {"loss": loss, "H": H2}

@@ -5,10 +5,9 @@ from ..kernels import (
     em_topic_update,
     normalize_rows,
     ratio_log_sums_at_nonzeros,
-    squarem_point,
     transposed_product,
 )
-from ._base import ProbabilisticFactors, TopicModel
+from ._base import ProbabilisticFactors, TopicModel, squarem_cycle
 from .klnmf import PASSES, whole_pass
 
 
@@ -69,14 +68,9 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
         return W_new, H_new, self.objective(X, sums, W, H)
 
     def _squarem(self, X, W, H):
-        W1, H1, loss = self._em(X, W, H)
-        W2, H2, loss_1 = self._em(X, W1, H1)
-        (Wp, Hp), alpha = squarem_point((W, H), (W1, H1), (W2, H2))
-        if alpha < -1:
-            W3, H3, loss_p = self._em(X, Wp, normalize_rows(Hp)[0])
-            if loss_p <= loss_1:
-                return W3, {"loss": loss, "H": H3}
-        return W2, {"loss": loss, "H": H2}
+        return squarem_cycle(
+            self._em, lambda Wp, Hp: (Wp, normalize_rows(Hp)[0]), X, W, H
+        )
 
     def doc_step(self, X, W, H, warm):
         if self.solver in PASSES and self.beta == 1:

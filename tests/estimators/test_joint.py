@@ -19,15 +19,26 @@ def _normalized_start(X, k, seed=1):
     return theta * np.asarray(X.sum(axis=1)), H
 
 
+SOLVERS = ["joint", "squarem", "cd", "dn"]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize(
     "params", [{"normalize": "components"}, {"normalize": "both"}, {"alpha": 0.5}]
 )
 @pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_objective_never_increases(params, sparse, dtype):
+def test_objective_never_increases(params, sparse, dtype, solver):
     X = _planted(sparse=sparse, dtype=dtype)
     model = JointNMF(
-        5, init="random", random_state=0, max_iter=80, tol=0, **params, split_merge=0
+        5,
+        solver=solver,
+        init="random",
+        random_state=0,
+        max_iter=80,
+        tol=0,
+        **params,
+        split_merge=0,
     )
     model.fit(X)
     history = model.loss_history_
@@ -37,17 +48,27 @@ def test_objective_never_increases(params, sparse, dtype):
     assert history[-1] < 0.5 * history[0]
 
 
-def test_reported_objective_is_the_model_divergence():
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_reported_objective_is_the_model_divergence(solver):
+    # The passes of "cd" and "dn" run on the count-scale factors and
+    # convert their sums: the objective reported must be the model's.
     X = _planted()
     comp = JointNMF(
-        4, alpha=0.3, random_state=0, max_iter=20, tol=0, split_merge=0
+        4, alpha=0.3, solver=solver, random_state=0, max_iter=20, tol=0, split_merge=0
     ).fit(X)
     W = comp.embedding_
     expected = K.kl_divergence(X, W, comp.components_) + 0.3 * W.sum()
     assert_allclose(comp.loss_, expected, rtol=1e-10)
     both = JointNMF(
-        4, normalize="both", random_state=0, max_iter=20, tol=0, split_merge=0
+        4,
+        normalize="both",
+        solver=solver,
+        random_state=0,
+        max_iter=20,
+        tol=0,
+        split_merge=0,
     ).fit(X)
+    assert_allclose(both.embedding_.sum(axis=1), 1.0)
     n_d = np.asarray(X.sum(axis=1))
     expected = K.kl_divergence(X, n_d * both.embedding_, both.components_)
     assert_allclose(both.loss_, expected, rtol=1e-10)
@@ -195,3 +216,42 @@ def test_transform_scales_match_the_training_factor():
     for params in ({"alpha": 0.5}, {"normalize": "both"}):
         model = JointNMF(3, random_state=0, max_iter=3000, tol=1e-12, **params).fit(X)
         assert_allclose(model.transform(X), model.embedding_, rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("solver", ["cd", "dn"])
+def test_passes_with_normalized_topics_are_plsis(solver):
+    # With normalize="components" and alpha=0 the count-scale factors are
+    # the model's own: the passes are PLSI's with the same solver.
+    X = _planted()
+    W0, H0 = _normalized_start(X, 4)
+    params = dict(init="custom", max_iter=15, tol=0, split_merge=0, solver=solver)
+    joint = JointNMF(4, **params).fit(X, W=W0, H=H0)
+    plsi = PLSI(4, **params).fit(X, W=W0, H=H0)
+    assert_allclose(joint.loss_history_, plsi.loss_history_, rtol=1e-12)
+    assert_allclose(joint.components_, plsi.components_, rtol=1e-10, atol=1e-14)
+    assert joint.solver_ == solver
+
+
+@pytest.mark.parametrize("normalize", ["components", "both"])
+def test_squarem_goes_further_than_as_many_joint_updates(normalize):
+    # A SQUAREM cycle costs at most three joint updates; 20 cycles end
+    # below 60 plain updates from the same start (measured: the planted
+    # corpus, both modes).
+    X = _planted()
+    params = dict(
+        normalize=normalize, init="random", random_state=0, tol=0, split_merge=0
+    )
+    squarem = JointNMF(4, solver="squarem", max_iter=20, **params).fit(X)
+    joint = JointNMF(4, solver="joint", max_iter=60, **params).fit(X)
+    assert squarem.loss_ < joint.loss_
+
+
+@pytest.mark.parametrize(
+    ("solver", "cap"), [("joint", 200), ("squarem", 200), ("cd", 1000), ("dn", 1000)]
+)
+def test_auto_max_iter_follows_the_solver(solver, cap):
+    model = JointNMF(2, solver=solver, random_state=0).fit(_planted())
+    assert model._iteration_cap() == cap
+    assert model.solver_ == solver
+    # transform's fold-in runs the joint update's sweeps.
+    assert model._fold_in_iter() == 200

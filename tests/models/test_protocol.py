@@ -38,6 +38,8 @@ def _instances():
         "JointNMFModel": [
             models.JointNMFModel("components", alpha=0.1),
             models.JointNMFModel("both"),
+            models.JointNMFModel("both", solver="squarem").for_blocks(),
+            models.JointNMFModel("components", solver="dn").for_blocks(),
         ],
         "LDAModel": [
             models.LDAModel(ALPHA, 0.1, 1e-3, 100),
