@@ -1,4 +1,5 @@
-"""Does a default fit end converged?  KLNMF, PLSI and HybridNMFPLSI per solver.
+"""Does a default fit end converged?  KLNMF, PLSI, JointNMF and HybridNMFPLSI
+per solver.
 
 For every corpus and solver: a default fit (``random_state=0``,
 ``split_merge=0``) gives ``n_iter_``, whether it warned
@@ -16,6 +17,8 @@ process (all threads), which a machine shared with other jobs inflates
 less than wall time.
 
     python benchmarks/convergence.py --corpora classic3 cstr --out /tmp/conv.md
+    python benchmarks/convergence.py --estimators JointNMF --joint-normalize both \
+        --out /tmp/joint.jsonl
 """
 
 import argparse
@@ -67,6 +70,7 @@ VALIDATION = ["webace", "20news", "tr11", "tr41"]
 METHODS = [
     (tf.KLNMF, "solver", ["mu", "cd", "dn"]),
     (tf.PLSI, "solver", ["em", "squarem", "cd", "dn"]),
+    (tf.JointNMF, "solver", ["joint", "squarem", "cd", "dn"]),
     (
         tf.HybridNMFPLSI,
         None,
@@ -79,10 +83,23 @@ def _name(solver):
     return "/".join(solver) if isinstance(solver, tuple) else solver
 
 
+# JointNMF's other parameters (``--joint-normalize``).
+JOINT_PARAMS = {}
+
+
 def _params(Estimator, key, solver):
     if Estimator is tf.HybridNMFPLSI:
         return {"nmf_solver": solver[0], "plsi_solver": solver[1]}
+    if Estimator is tf.JointNMF:
+        return {key: solver, **JOINT_PARAMS}
     return {key: solver}
+
+
+def _label(Estimator):
+    """The estimator's name in the results (JointNMF's with its mode)."""
+    if Estimator is tf.JointNMF and JOINT_PARAMS.get("normalize") == "both":
+        return "JointNMF (both)"
+    return Estimator.__name__
 
 
 class _Budget(Exception):
@@ -115,8 +132,9 @@ def _fit(Estimator, X, k, params, trace=None, W=None, H=None, budget=None):
 
 
 def _state(est, X):
-    """The count-scale ``(W, H)`` a fit ended at."""
-    if isinstance(est, tf.KLNMF):
+    """The count-scale ``(W, H)`` a fit ended at (JointNMF's: its own
+    factors, which its custom start takes)."""
+    if isinstance(est, tf.KLNMF | tf.JointNMF):
         return est.embedding_, est.components_
     n_words = float(X.sum())
     return est.p_d_given_z_ * (est.p_z_ * n_words), est.components_
@@ -127,7 +145,7 @@ def measure(name, X, k, Estimator, key, solver, budget):
     est, seconds, warned, points = _fit(Estimator, X, k, params)
     row = {
         "corpus": name,
-        "estimator": Estimator.__name__,
+        "estimator": _label(Estimator),
         "solver": _name(solver),
         "n_iter": int(est.n_iter_),
         "warned": warned,
@@ -364,6 +382,17 @@ def add_backend_argument(parser):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpora", nargs="*", default=TUNING + VALIDATION)
+    parser.add_argument(
+        "--estimators",
+        nargs="*",
+        help="only these estimators (default fits; default: all four)",
+    )
+    parser.add_argument(
+        "--joint-normalize",
+        choices=["components", "both"],
+        default="components",
+        help="JointNMF's normalize",
+    )
     parser.add_argument("--out", default="/tmp/kl-solver/convergence.jsonl")
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--budget", type=float, default=40.0)
@@ -439,6 +468,7 @@ def main():
             write_doc(args.write_doc, table(args.table), "docs/real_text.md")
         return
     globals()["DATA"] = Path(args.data)
+    JOINT_PARAMS["normalize"] = args.joint_normalize
     tf.set_config(backend=args.backend)
     for name in args.corpora:
         X, y = CORPORA[name]()
@@ -476,6 +506,7 @@ def main():
             for Estimator, key, solvers in METHODS
             for solver in solvers
             if not args.solvers or _name(solver) in args.solvers
+            if not args.estimators or Estimator.__name__ in args.estimators
         ]
         # One-time costs (imports, numba's compile or cache load) are paid
         # by a warm-up fit of each solver, not by the first timed one.
