@@ -188,7 +188,8 @@ PAIRS = [
 
 def compare(name, X, k, reps, candidate="cd"):
     """Median CPU seconds of ``reps`` default fits of today's solver and of
-    the ``candidate`` (``"cd"`` or ``"dn"``; the hybrid's: in both phases),
+    the ``candidate`` (``"cd"``, ``"dn"`` or ``"auto"``, the default; the
+    hybrid's: in both phases),
     alternating in this process after one untimed fit of each; one row per
     estimator."""
     for Estimator, key, today in PAIRS:
@@ -409,9 +410,9 @@ def main():
     )
     parser.add_argument(
         "--candidate",
-        choices=["cd", "dn"],
+        choices=["cd", "dn", "auto"],
         default="cd",
-        help="the solver --compare sets against today's",
+        help="the solver --compare sets against today's (auto: the default)",
     )
     add_backend_argument(parser)
     parser.add_argument(

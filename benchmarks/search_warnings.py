@@ -5,8 +5,10 @@ Issue 30: choosing k with ``GridSearchCV`` over ``n_components`` printed one
 ``select_n_components`` one summary warning.  For KLNMF and PLSI on a real
 corpus (``benchmarks/convergence.py``'s corpora), this runs both searches
 with the former defaults (``solver="mu"`` / ``"em"``) and with the defaults
-(``solver="auto"``: coordinate descent where numba is installed, diagonal
-Newton on the NumPy kernels, ``--backend numpy``), counts the warnings, the
+(``solver="auto"``: coordinate descent where its compiled sweep runs --
+numba installed, the fit's data above the engine's threshold -- else
+diagonal Newton, as on the NumPy kernels, ``--backend numpy``; the column
+``solver_`` is the refitted best estimator's), counts the warnings, the
 most iterations any one fit of the search ran (against the iteration cap:
 ``max_iter="auto"`` is 200 for the multiplicative and EM updates, 1000 for
 coordinate descent and diagonal Newton), and times the search (CPU seconds

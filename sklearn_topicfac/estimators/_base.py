@@ -12,6 +12,8 @@ A count-data estimator derives from `TopicFactorization` and defines
 ``_build_model()``; see ``docs/guide/adding_an_estimator.md``.
 """
 
+import contextlib
+import contextvars
 import functools
 import math
 from dataclasses import replace
@@ -35,7 +37,8 @@ from .._config import get_config, numba_available
 from .._docstrings import fill_doc
 from .._validation import check_counts, is_dask_array, reconstruct, warn
 from ..engine.starts import resolve_init
-from ..kernels import normalize_rows
+from ..kernels import _backend, normalize_rows
+from ..kernels.coordinate import CD_WORK
 from ..models._completion import held_out_log_likelihood
 
 
@@ -58,18 +61,41 @@ def tiny_data_exponent(X):
     return exponent + exponent % 2
 
 
+# The work of the in-memory fit being run (stored entries of a CSR ``X``
+# times k; 0 for other data), which ``solver="auto"`` reads: set by
+# `TopicFactorization._fit` around the fit (`_fit_work`).
+_FIT_WORK = contextvars.ContextVar("fit_work", default=None)
+
+
+@contextlib.contextmanager
+def _fit_work(work):
+    token = _FIT_WORK.set(work)
+    try:
+        yield
+    finally:
+        _FIT_WORK.reset(token)
+
+
 def resolve_solver(solver):
     """``solver`` with ``"auto"`` resolved: coordinate descent (``"cd"``)
-    where the numba engine may run the kernels (numba installed, ``backend``
-    not ``"numpy"``), whose compiled sweep makes it the faster way to a
-    converged fit there, else diagonal Newton (``"dn"``), made of
-    whole-matrix products, the faster way on the NumPy kernels alone (the
-    measurements are in ``docs/real_text.md``, "Does a default fit end
-    converged?")."""
+    where its sweep runs on the numba engine (numba installed, ``backend``
+    ``"numba"``, or ``"auto"`` with the fit's work -- stored entries times
+    k times the sweep's `CD_WORK` -- at least the engine's threshold
+    ``kernels._backend.AUTO_MIN_WORK``, as the kernels choose), whose
+    compiled sweep makes it the faster way to a converged fit there, else
+    diagonal Newton (``"dn"``), made of whole-matrix products, the faster
+    way on the NumPy kernels (the measurements are in
+    ``docs/real_text.md``, "Does a default fit end converged?").  Outside
+    an in-memory fit (no work known) numba decides alone."""
     if solver != "auto":
         return solver
-    if get_config()["backend"] == "numpy" or not numba_available():
+    backend = get_config()["backend"]
+    if backend == "numpy" or not numba_available():
         return "dn"
+    work = _FIT_WORK.get()
+    if backend == "auto" and work is not None:
+        if work * CD_WORK < _backend.AUTO_MIN_WORK:
+            return "dn"
     return "cd"
 
 
@@ -369,21 +395,30 @@ class TopicFactorization(TopicEstimator):
                 if W is not None:
                     W = np.asarray(W)
                     W = np.ldexp(W.astype(np.result_type(W, np.float32)), exponent)
-        try:
-            result = self._fit_engine(fitted_on, W, H)
-            if hasattr(runner, "n_bytes"):
-                self.n_bytes_per_iteration_ = np.asarray(runner.n_bytes)
-        finally:
-            fitted_on.close()
-            runner.close()
-        if exponent:
-            result = self._unscaled(result, exponent)
         in_memory = isinstance(runner, engine.InMemoryRunner)
-        self._store_fit_result(
-            result.history, result.n_iter, result.converged, in_memory
-        )
-        self._set_fit_attributes(result.W, result.H)
+        with _fit_work(self._work(fitted_on, H) if in_memory else None):
+            try:
+                result = self._fit_engine(fitted_on, W, H)
+                if hasattr(runner, "n_bytes"):
+                    self.n_bytes_per_iteration_ = np.asarray(runner.n_bytes)
+            finally:
+                fitted_on.close()
+                runner.close()
+            if exponent:
+                result = self._unscaled(result, exponent)
+            self._store_fit_result(
+                result.history, result.n_iter, result.converged, in_memory
+            )
+            self._set_fit_attributes(result.W, result.H)
         return runner
+
+    def _work(self, runner, H=None):
+        """The work of an in-memory fit for ``solver="auto"``: the stored
+        entries of the fitted matrix (CSR, the compiled kernels' form; dense
+        input is validated into it) times k, else 0."""
+        X = runner.matrix()
+        n_stored = X.nnz if sp.issparse(X) and X.format == "csr" else 0
+        return n_stored * self._n_topics(X.shape[1], H)
 
     def _unscaled(self, result, exponent):
         """The `engine.FitResult` of data ``X`` from that of ``X * 2**exponent``."""

@@ -59,8 +59,8 @@ class HybridNMFPLSI(TopicFactorization):
         Maximum number of NMF-then-PLSI rounds.
     nmf_solver : {"auto", "cd", "dn", "mu"}, default="auto"
         The NMF phase's solver (see :class:`KLNMF`; ``"auto"``: ``"cd"``
-        where numba is installed and the backend is not ``"numpy"``, else
-        ``"dn"``).
+        where its sweep runs compiled -- numba installed, the backend not
+        ``"numpy"``, the data large enough -- else ``"dn"``).
     plsi_solver : {"auto", "cd", "dn", "em", "squarem"}, default="auto"
         The PLSI phase's solver (see :class:`PLSI`; ``"auto"``: as for
         ``nmf_solver``).  The paper's algorithm is ``nmf_solver="mu",

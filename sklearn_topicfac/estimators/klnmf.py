@@ -21,8 +21,8 @@ class KLNMF(StepwiseEM, TopicFactorization):
         D(X \\| WH) = \\sum_{ij} X_{ij} \\log \\frac{X_{ij}}{(WH)_{ij}}
                      - X_{ij} + (WH)_{ij}
 
-    by one of three solvers (by default coordinate descent where numba is
-    installed, else diagonal Newton).  ``solver="cd"`` is cyclic
+    by one of three solvers (by default coordinate descent where its sweep
+    runs compiled, else diagonal Newton).  ``solver="cd"`` is cyclic
     coordinate descent with scalar Newton steps (Hsieh & Dhillon, 2011): one
     iteration updates the columns of ``W`` one after the other, then the
     rows of ``H``, each entry by the projected Newton step of its convex
@@ -74,14 +74,17 @@ class KLNMF(StepwiseEM, TopicFactorization):
     solver : {"auto", "cd", "dn", "mu"}, default="auto"
         ``"cd"``: coordinate descent with Newton steps; ``"dn"``: diagonal
         Newton; ``"mu"``: multiplicative updates (scikit-learn's iterates;
-        the former default); ``"auto"``: ``"cd"`` where numba is installed
-        (the ``fast`` extra) and the backend is not ``"numpy"``
-        (:func:`~sklearn_topicfac.set_config`), else ``"dn"`` -- the fitted
-        ``solver_`` says which ran.  On real corpora each comes close to
-        the objective it converges to sooner than ``"mu"`` on its backend,
-        at a lower objective, where a ``"mu"`` fit usually stops at
-        ``max_iter`` with a ``ConvergenceWarning`` (``docs/real_text.md``,
-        "Does a default fit end converged?").
+        the former default); ``"auto"``: ``"cd"`` where its sweep runs
+        compiled -- numba installed (the ``fast`` extra), the backend not
+        ``"numpy"`` (:func:`~sklearn_topicfac.set_config`) and, with
+        ``backend="auto"``, the data large enough for the compiled
+        kernels (stored entries times ``n_components`` of at least 2**19)
+        -- else ``"dn"``; the fitted ``solver_`` says which ran.  On real
+        corpora each comes close to the objective it converges to sooner
+        than ``"mu"`` on its backend, at a lower objective, where a
+        ``"mu"`` fit usually stops at ``max_iter`` with a
+        ``ConvergenceWarning`` (``docs/real_text.md``, "Does a default fit
+        end converged?").
     init : {"random", "nndsvda", "custom"} or None, default=None
         Start of the iterations.  ``None`` uses ``"nndsvda"`` (a non-negative
         SVD start, deterministic up to ``random_state``) when

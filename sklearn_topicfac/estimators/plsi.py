@@ -38,7 +38,7 @@ class PLSI(StepwiseEM, TopicFactorization):
     to :math:`\\theta_2` otherwise: the objective never increases.  One
     such iteration costs three EM steps (two when :math:`\\alpha = -1`).
 
-    ``solver="cd"`` (the default where numba is installed) runs KL-NMF's
+    ``solver="cd"`` (the default where its sweep runs compiled) runs KL-NMF's
     coordinate descent (:class:`KLNMF`, ``solver="cd"``) on
     :math:`W = N \\, P(d \\mid z) P(z)` and :math:`H = P(w \\mid z)`,
     renormalizing the topics after every sweep:
@@ -46,7 +46,7 @@ class PLSI(StepwiseEM, TopicFactorization):
     log-likelihood up to a constant, so each sweep lowers PLSI's objective
     exactly as it lowers KL-NMF's, and the fit ends at the same point as
     :class:`NormalizedNMF` with ``solver="cd"``, in PLSI's parameters.
-    ``solver="dn"`` (the default without numba) does the same with KL-NMF's
+    ``solver="dn"`` (the default elsewhere) does the same with KL-NMF's
     diagonal Newton iterations (:class:`KLNMF`, ``solver="dn"``).
     Block-wise fits (out-of-core, Dask), ``partial_fit`` and tempered EM
     (``beta < 1``) run plain EM.
@@ -73,9 +73,10 @@ class PLSI(StepwiseEM, TopicFactorization):
         ``"dn"``: one iteration of KL-NMF's diagonal Newton; ``"em"``: one
         EM step per iteration (Hofmann's iterates; the former default);
         ``"squarem"``: EM accelerated by squared extrapolation, one
-        iteration being one SQUAREM cycle; ``"auto"``: ``"cd"`` where numba
-        is installed (the ``fast`` extra) and the backend is not
-        ``"numpy"``, else ``"dn"`` -- the fitted ``solver_`` says which ran.
+        iteration being one SQUAREM cycle; ``"auto"``: as for
+        :class:`KLNMF`, ``"cd"`` where its sweep runs compiled (numba
+        installed, the backend not ``"numpy"``, the data large enough),
+        else ``"dn"`` -- the fitted ``solver_`` says which ran.
         An EM step costs about half a ``"cd"`` or ``"dn"`` iteration, but
         on real corpora each of those comes close to the objective it
         converges to sooner than ``"em"`` on its backend, at a lower

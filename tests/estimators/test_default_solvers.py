@@ -1,5 +1,6 @@
 """The default solvers of the KL factorizations: ``"auto"`` is coordinate
-descent where numba is installed and diagonal Newton without it; both end
+descent where its compiled sweep runs (numba installed, data large enough)
+and diagonal Newton elsewhere; both end
 converged on real text where the multiplicative and EM updates (the former
 defaults) stop at ``max_iter`` (issue 30; the measurements on the nine
 shared corpora are in ``docs/real_text.md``, "Does a default fit end
@@ -20,6 +21,7 @@ from sklearn_topicfac.datasets import load_classic3
 from sklearn_topicfac.engine import Blocks
 from sklearn_topicfac.engine.loop import stopped
 from sklearn_topicfac.estimators import _base
+from sklearn_topicfac.kernels import _backend
 
 # (estimator, the former default's parameters)
 FORMER = [
@@ -47,24 +49,60 @@ def _fit(Estimator, X, **params):
     return model, sum(issubclass(w.category, ConvergenceWarning) for w in caught)
 
 
-@pytest.mark.parametrize("numba", [True, False])
+@pytest.mark.parametrize(
+    ("numba", "large", "expected"),
+    [
+        # Without numba: diagonal Newton.
+        (False, True, "dn"),
+        # With numba, where the sweep would run on the NumPy kernels (this
+        # sample is below the engine's threshold): diagonal Newton.
+        (True, False, "dn"),
+        # With numba, where the compiled sweep would run: coordinate
+        # descent.  The resolution is told the work is large (its
+        # CD_WORK), the kernels are not: both fits run the NumPy sweep, so
+        # that they can be compared bit for bit.
+        (True, True, "cd"),
+    ],
+)
 @pytest.mark.parametrize("Estimator, former", FORMER)
-def test_auto_is_coordinate_descent_with_numba_else_diagonal_newton(
-    monkeypatch, Estimator, former, numba
+def test_auto_is_coordinate_descent_where_its_compiled_sweep_runs(
+    monkeypatch, Estimator, former, numba, large, expected
 ):
     monkeypatch.setattr(_base, "numba_available", lambda: numba)
+    if large:
+        monkeypatch.setattr(_base, "CD_WORK", _backend.AUTO_MIN_WORK)
     X = _classic3_sample(120)
     # The suite runs on the NumPy backend, where "auto" is diagonal Newton
     # whatever is installed; here the backend is left to choose.
-    explicit = {key: "cd" if numba else "dn" for key in former}
+    explicit = {key: expected for key in former}
     with config_context(backend="auto"):
         default, _ = _fit(Estimator, X)
-    chosen, _ = _fit(Estimator, X, **explicit)
+        chosen, _ = _fit(Estimator, X, **explicit)
     np.testing.assert_array_equal(default.components_, chosen.components_)
     assert default.n_iter_ == chosen.n_iter_
     # The fitted attributes say which ran.
     for key, value in explicit.items():
         assert getattr(default, key + "_") == value
+
+
+def test_auto_reads_the_work_of_the_fit_it_runs_in(monkeypatch):
+    # The work is the fit's stored entries times k: the same estimator
+    # resolves "auto" by the data it is fitted on (dense data is fitted as
+    # CSR, its non-zeros stored).
+    monkeypatch.setattr(_base, "numba_available", lambda: True)
+    X = _classic3_sample(120)
+    k = 6
+    monkeypatch.setattr(_backend, "AUTO_MIN_WORK", X.nnz * k * _base.CD_WORK)
+    model = tf.KLNMF(k, random_state=0, max_iter=2)
+    with config_context(backend="auto"):
+        assert model.fit(X).solver_ == "cd"
+        assert model.fit(X[:60]).solver_ == "dn"
+        assert model.fit(X.toarray()).solver_ == "cd"
+        assert model.fit(X[:60].toarray()).solver_ == "dn"
+        # Outside a fit no work is known: numba decides alone.
+        assert _base.resolve_solver("auto") == "cd"
+    with config_context(backend="numpy"):
+        assert model.fit(X).solver_ == "dn"
 
 
 @pytest.mark.slow
@@ -81,19 +119,19 @@ def test_default_fit_ends_converged_where_the_former_default_crawls(
 
     Not asserted, because it does not hold here: that ten times as many
     iterations again would lower the objective by less than 0.1 %.  This
-    sample's coordinate descent crosses a plateau (sweeps 40 to 150) on
-    which the stopping rule ends the default fit; 500 more sweeps lower
-    its objective by 0.23 % (``docs/real_text.md``).  The rule cannot tell
-    a plateau from a minimum, whatever the solver."""
-    # The default with numba (whose kernels this sample is too small for:
-    # the sweeps run on NumPy, as everywhere in the suite) and without.
+    sample's coordinate descent (``solver="cd"``) crosses a plateau (sweeps
+    40 to 150) on which the stopping rule ends its fit; 500 more sweeps
+    lower its objective by 0.23 % (``docs/real_text.md``).  The rule cannot
+    tell a plateau from a minimum, whatever the solver."""
+    # The default with numba and without: this sample is too small for the
+    # compiled sweep, so "auto" is diagonal Newton either way.
     monkeypatch.setattr(_base, "numba_available", lambda: numba)
     X = _classic3_sample(300)
     _, former_warnings = _fit(Estimator, X, **former)
     assert former_warnings == 1
     with config_context(backend="auto"):
         model, warned = _fit(Estimator, X)
-    assert model.solver_ == ("cd" if numba else "dn")
+    assert model.solver_ == "dn"
     assert warned == 0
     assert model.n_iter_ < model._iteration_cap()
     history = model.loss_history_
