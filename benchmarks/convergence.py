@@ -107,11 +107,13 @@ class _Budget(Exception):
 
 
 def _fit(Estimator, X, k, params, trace=None, W=None, H=None, budget=None):
-    """Fit; returns ``(estimator, CPU seconds, warned, trace)``: the trace
-    holds ``(objective, CPU seconds)`` per iteration, and a run stopped by
-    ``budget`` (CPU seconds) returns ``None`` for the estimator."""
+    """Fit; returns ``(estimator, CPU seconds, warned, trace, wall
+    seconds)``: the trace holds ``(objective, CPU seconds)`` per iteration,
+    and a run stopped by ``budget`` (CPU seconds) returns ``None`` for the
+    estimator."""
     est = Estimator(n_components=k, random_state=0, split_merge=0, **params)
     points = []
+    wall = time.perf_counter()
     start = time.process_time()
 
     def record(info):
@@ -127,8 +129,9 @@ def _fit(Estimator, X, k, params, trace=None, W=None, H=None, budget=None):
         except _Budget:
             est = None
     seconds = time.process_time() - start
+    wall = time.perf_counter() - wall
     warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    return est, seconds, warned, points
+    return est, seconds, warned, points, wall
 
 
 def _state(est, X):
@@ -142,7 +145,7 @@ def _state(est, X):
 
 def measure(name, X, k, Estimator, key, solver, budget):
     params = _params(Estimator, key, solver)
-    est, seconds, warned, points = _fit(Estimator, X, k, params)
+    est, seconds, warned, points, _ = _fit(Estimator, X, k, params)
     row = {
         "corpus": name,
         "estimator": _label(Estimator),
@@ -159,7 +162,7 @@ def measure(name, X, k, Estimator, key, solver, budget):
         Estimator, params = tf.PLSI, {"solver": solver[1]}
     W, H = _state(est, X)
     more = dict(params, init="custom", tol=0, max_iter=10 * max(est.n_iter_, 1))
-    ref, ref_seconds, _, ref_points = _fit(
+    ref, ref_seconds, _, ref_points, _ = _fit(
         Estimator, X, k, more, W=W, H=H, budget=budget
     )
     row["capped"] = ref is None
@@ -187,28 +190,31 @@ PAIRS = [
 
 
 def compare(name, X, k, reps, candidate="cd"):
-    """Median CPU seconds of ``reps`` default fits of today's solver and of
-    the ``candidate`` (``"cd"``, ``"dn"`` or ``"auto"``, the default; the
-    hybrid's: in both phases),
-    alternating in this process after one untimed fit of each; one row per
-    estimator."""
+    """Median CPU and wall seconds of ``reps`` default fits of today's
+    solver and of the ``candidate`` (``"cd"``, ``"dn"`` or ``"auto"``, the
+    default; the hybrid's: in both phases), alternating in this process
+    after one untimed fit of each; one row per estimator."""
     for Estimator, key, today in PAIRS:
         new = (candidate, candidate) if Estimator is tf.HybridNMFPLSI else candidate
         seconds = {today: [], new: []}
+        walls = {today: [], new: []}
         last = {}
         for rep in range(reps + 1):
             for solver in (today, new):
                 params = _params(Estimator, key, solver)
-                est, cpu, warned, _ = _fit(Estimator, X, k, params)
+                est, cpu, warned, _, wall = _fit(Estimator, X, k, params)
                 if rep:
                     seconds[solver].append(cpu)
+                    walls[solver].append(wall)
                 last[solver] = (int(est.n_iter_), warned)
         row = {"corpus": name, "estimator": Estimator.__name__, "reps": reps}
         for label, solver in (("today", today), ("candidate", new)):
             row[label] = _name(solver)
             row[f"{label}_cpu"] = float(np.median(seconds[solver]))
+            row[f"{label}_wall"] = float(np.median(walls[solver]))
             row[f"{label}_n_iter"], row[f"{label}_warned"] = last[solver]
         row["ratio"] = row["candidate_cpu"] / row["today_cpu"]
+        row["wall_ratio"] = row["candidate_wall"] / row["today_wall"]
         yield row
 
 
@@ -265,7 +271,7 @@ def long_run(name, X, k, Estimator, key, solver, budget, max_iter=3000):
     (after an untimed warm-up fit of the solver)."""
     _fit(Estimator, X, k, dict(_params(Estimator, key, solver), max_iter=2))
     params = dict(_params(Estimator, key, solver), tol=0, max_iter=max_iter)
-    _, _, _, points = _fit(Estimator, X, k, params, budget=budget)
+    _, _, _, points, _ = _fit(Estimator, X, k, params, budget=budget)
     # points[i]: the objective of the state iteration i + 1 started from and
     # the CPU seconds after that iteration; the objective after iteration i
     # is known at points[i - 1]'s time.
@@ -352,12 +358,16 @@ def table(paths):
 def compare_table(paths):
     """The markdown table of ``--compare`` results: per corpus and
     estimator, the former default's and the candidate's median CPU seconds,
-    iterations and warnings, and their ratio."""
+    iterations and warnings, and their ratio (and the ratio of their median
+    wall seconds, where the results have it)."""
+    rows = list(_read_rows(paths))
+    wall = all("wall_ratio" in r for r in rows)
     lines = _header(
         ["corpus", "estimator", "former default: CPU s / n_iter_ / warned"]
         + ["default: CPU s / n_iter_ / warned", "time ratio"]
+        + (["wall time ratio"] if wall else [])
     )
-    for r in _read_rows(paths):
+    for r in rows:
         cells = [
             f"{r[f'{side}_cpu']:.2f} / {r[f'{side}_n_iter']} / "
             f"{'yes' if r[f'{side}_warned'] else 'no'} ({r[side]})"
@@ -365,7 +375,7 @@ def compare_table(paths):
         ]
         lines.append(
             f"| {r['corpus']} | {r['estimator']} | {cells[0]} | {cells[1]} "
-            f"| {r['ratio']:.2f} |"
+            f"| {r['ratio']:.2f} |" + (f" {r['wall_ratio']:.2f} |" if wall else "")
         )
     return "\n".join(lines)
 
