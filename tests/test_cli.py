@@ -574,8 +574,13 @@ def test_k_auto_says_when_its_choice_ends_the_candidates(news_dir, capsys, monke
     ("name", "fit_args"),
     [
         ("folder", ("--estimator", "PLSI")),
-        ("news.csv", ("--estimator", "KLNMF")),
-        ("news.tsv", ("--estimator", "LDAVI", "--max-iter", "20")),
+        # (Each a few seconds of subprocesses: .ci/run runs them.)
+        pytest.param("news.csv", ("--estimator", "KLNMF"), marks=pytest.mark.slow),
+        pytest.param(
+            "news.tsv",
+            ("--estimator", "LDAVI", "--max-iter", "20"),
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_apply_reproduces_the_fitting_csv_exactly(news_dir, tmp_path, name, fit_args):

@@ -42,7 +42,8 @@ def test_every_example_is_covered():
     }
 
 
-SLOW_EXAMPLES = {"choosing_k.py"}  # about 20 s: run with the slow tests
+# About 20 s and 7 s: run with the slow tests.
+SLOW_EXAMPLES = {"choosing_k.py", "inspect_topics.py"}
 
 
 @pytest.mark.parametrize(

@@ -134,7 +134,9 @@ def test_agreement_rejects_topics_of_different_shapes():
 
 
 # --------------------------------------------------------------- stability
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(
+    "seed", [0, *(pytest.param(s, marks=pytest.mark.slow) for s in (1, 2))]
+)
 def test_stability_finds_the_planted_number_of_topics(seed):
     X = planted_counts(n=200, m=60, k=4, seed=seed)
 

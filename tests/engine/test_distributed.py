@@ -119,7 +119,6 @@ def test_distributed_fit_equals_in_memory_fit(backend, client, Estimator, params
                 for p in estimators_with("blockwise")
             ],
             "PLSI",
-            "LDAVI",
         ),
         # LDAVI's mean-field VB, whose moves its default (CVB0) does not make.
         pytest.param(
@@ -174,7 +173,9 @@ def test_communication_does_not_grow_with_the_documents(client):
         assert np.all(model.n_bytes_per_iteration_ >= 8 * k * m * n_workers)
 
 
-@pytest.mark.parametrize("Estimator", [PLSI, LDAVI])
+@pytest.mark.parametrize(
+    "Estimator", [PLSI, pytest.param(LDAVI, marks=pytest.mark.slow)]
+)
 def test_fit_survives_losing_a_worker(client, Estimator):
     X = _corpus(n=600)
     kw = dict(n_components=4, init="random", max_iter=12, tol=0, random_state=1)

@@ -474,7 +474,7 @@ def _topic_recovery(model, phi):
     return _distances_to_fit(model, phi).max()
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_nndsvda_start_and_split_merge_moves_recover_the_topics(seed):
     # Why the default start is NNDSVDa and why fit makes split-merge moves:
     # from scikit-learn's nearly uniform random start, batch VB on these
