@@ -33,7 +33,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import engine
-from .._config import get_config, numba_available
 from .._docstrings import fill_doc
 from .._validation import check_counts, is_dask_array, reconstruct, warn
 from ..engine.starts import resolve_init
@@ -89,14 +88,12 @@ def resolve_solver(solver):
     an in-memory fit (no work known) numba decides alone."""
     if solver != "auto":
         return solver
-    backend = get_config()["backend"]
-    if backend == "numpy" or not numba_available():
-        return "dn"
     work = _FIT_WORK.get()
-    if backend == "auto" and work is not None:
-        if work * CD_WORK < _backend.AUTO_MIN_WORK:
-            return "dn"
-    return "cd"
+    return (
+        "cd"
+        if _backend.runs_compiled(None if work is None else work * CD_WORK)
+        else "dn"
+    )
 
 
 # ``max_iter="auto"``: the iteration cap of a fit by the solver it runs.

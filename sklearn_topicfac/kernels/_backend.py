@@ -13,6 +13,17 @@ from .. import _config
 AUTO_MIN_WORK = 1 << 22
 
 
+def runs_compiled(work=None):
+    """Whether a kernel call of ``work`` (stored entries of a CSR ``X`` times
+    k; ``None``: not known) runs on the numba backend: ``backend="numba"``,
+    or ``"auto"`` with numba installed and ``work`` unknown or at least
+    `AUTO_MIN_WORK`."""
+    backend = _config.get_config()["backend"]
+    if backend == "numpy" or not _config.numba_available():
+        return False
+    return backend == "numba" or work is None or work >= AUTO_MIN_WORK
+
+
 def twins(X, k=1):
     """The compiled twins (`kernels.compiled`) for a call on ``X`` with ``k``
     topics, or None for the NumPy kernels.
@@ -25,12 +36,7 @@ def twins(X, k=1):
     """
     if k < 1 or not (sp.issparse(X) and X.format == "csr"):
         return None
-    backend = _config.get_config()["backend"]
-    if backend == "numpy":
-        return None
-    if backend == "auto" and (
-        X.nnz * k < AUTO_MIN_WORK or not _config.numba_available()
-    ):
+    if not runs_compiled(X.nnz * k):
         return None
     from . import compiled
 

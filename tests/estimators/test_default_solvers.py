@@ -16,7 +16,7 @@ from numpy.testing import assert_allclose
 from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_topicfac as tf
-from sklearn_topicfac import config_context
+from sklearn_topicfac import _config, config_context
 from sklearn_topicfac.datasets import load_classic3
 from sklearn_topicfac.engine import Blocks
 from sklearn_topicfac.engine.loop import stopped
@@ -68,7 +68,7 @@ def _fit(Estimator, X, **params):
 def test_auto_is_coordinate_descent_where_its_compiled_sweep_runs(
     monkeypatch, Estimator, former, numba, large, expected
 ):
-    monkeypatch.setattr(_base, "numba_available", lambda: numba)
+    monkeypatch.setattr(_config, "numba_available", lambda: numba)
     if large:
         monkeypatch.setattr(_base, "CD_WORK", _backend.AUTO_MIN_WORK)
     X = _classic3_sample(120)
@@ -89,7 +89,7 @@ def test_auto_reads_the_work_of_the_fit_it_runs_in(monkeypatch):
     # The work is the fit's stored entries times k: the same estimator
     # resolves "auto" by the data it is fitted on (dense data is fitted as
     # CSR, its non-zeros stored).
-    monkeypatch.setattr(_base, "numba_available", lambda: True)
+    monkeypatch.setattr(_config, "numba_available", lambda: True)
     X = _classic3_sample(120)
     k = 6
     monkeypatch.setattr(_backend, "AUTO_MIN_WORK", X.nnz * k * _base.CD_WORK)
@@ -125,7 +125,7 @@ def test_default_fit_ends_converged_where_the_former_default_crawls(
     tell a plateau from a minimum, whatever the solver."""
     # The default with numba and without: this sample is too small for the
     # compiled sweep, so "auto" is diagonal Newton either way.
-    monkeypatch.setattr(_base, "numba_available", lambda: numba)
+    monkeypatch.setattr(_config, "numba_available", lambda: numba)
     X = _classic3_sample(300)
     _, former_warnings = _fit(Estimator, X, **former)
     assert former_warnings == 1
