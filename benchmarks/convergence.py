@@ -108,16 +108,18 @@ class _Budget(Exception):
 
 def _fit(Estimator, X, k, params, trace=None, W=None, H=None, budget=None):
     """Fit; returns ``(estimator, CPU seconds, warned, trace, wall
-    seconds)``: the trace holds ``(objective, CPU seconds)`` per iteration,
-    and a run stopped by ``budget`` (CPU seconds) returns ``None`` for the
-    estimator."""
+    seconds)``: the trace holds ``(objective, CPU seconds, wall seconds)``
+    per iteration, and a run stopped by ``budget`` (CPU seconds) returns
+    ``None`` for the estimator."""
     est = Estimator(n_components=k, random_state=0, split_merge=0, **params)
     points = []
     wall = time.perf_counter()
     start = time.process_time()
 
     def record(info):
-        points.append((info.objective, time.process_time() - start))
+        points.append(
+            (info.objective, time.process_time() - start, time.perf_counter() - wall)
+        )
         if budget is not None and points[-1][1] > budget:
             raise _Budget
 
@@ -175,8 +177,8 @@ def measure(name, X, k, Estimator, key, solver, budget):
     # its continuation (the hybrid's trace restarts with each phase: none).
     if row["estimator"] != "HybridNMFPLSI":
         target = ref_loss * (1 + 1e-3)
-        trace = points + [(loss, s + seconds) for loss, s in ref_points]
-        hit = [s for loss, s in trace if loss <= target]
+        hit = [s for loss, s, _ in points if loss <= target]
+        hit += [s + seconds for loss, s, _ in ref_points if loss <= target]
         row["time_to_0.1%"] = hit[0] if hit else None
     return row
 
@@ -189,24 +191,47 @@ PAIRS = [
 ]
 
 
-def compare(name, X, k, reps, candidate="cd"):
+def _first_within(points, target):
+    """The wall seconds at which a fit's trace first held an objective at or
+    below ``target`` (``None``: never)."""
+    return next((wall for loss, _, wall in points if loss <= target), None)
+
+
+def compare(name, X, k, reps, candidate="cd", oracle=None):
     """Median CPU and wall seconds of ``reps`` default fits of today's
     solver and of the ``candidate`` (``"cd"``, ``"dn"`` or ``"auto"``, the
     default; the hybrid's: in both phases), alternating in this process
-    after one untimed fit of each; one row per estimator."""
+    after one untimed fit of each; one row per estimator.
+
+    ``oracle`` (CPU seconds): also the least wall time any stopping rule
+    could give the candidate's fits.  The candidate's last fit is continued
+    (``tol=0``, ten times its iterations, at most ``oracle`` CPU seconds:
+    then "capped"), and each timed fit's trace is searched for the first
+    iteration whose objective lies within 0.1 % of where the continuation
+    ended: the wall seconds to there (median over the fits; the fit's
+    whole time where its trace never gets there).  A fit that stopped
+    exactly there would meet the 0.1 % target at that time; none can stop
+    sooner and meet it.  A capped continuation ends higher than ten times
+    the iterations would, so the time is then a lower bound.  Not for the
+    hybrid, whose trace restarts with each phase."""
     for Estimator, key, today in PAIRS:
         new = (candidate, candidate) if Estimator is tf.HybridNMFPLSI else candidate
         seconds = {today: [], new: []}
         walls = {today: [], new: []}
+        traces = []
         last = {}
         for rep in range(reps + 1):
             for solver in (today, new):
                 params = _params(Estimator, key, solver)
-                est, cpu, warned, _, wall = _fit(Estimator, X, k, params)
+                est, cpu, warned, points, wall = _fit(Estimator, X, k, params)
                 if rep:
                     seconds[solver].append(cpu)
                     walls[solver].append(wall)
+                    if solver == new:
+                        traces.append((points, wall))
                 last[solver] = (int(est.n_iter_), warned)
+                if solver == new:
+                    last_fit = est
         row = {"corpus": name, "estimator": Estimator.__name__, "reps": reps}
         for label, solver in (("today", today), ("candidate", new)):
             row[label] = _name(solver)
@@ -215,6 +240,26 @@ def compare(name, X, k, reps, candidate="cd"):
             row[f"{label}_n_iter"], row[f"{label}_warned"] = last[solver]
         row["ratio"] = row["candidate_cpu"] / row["today_cpu"]
         row["wall_ratio"] = row["candidate_wall"] / row["today_wall"]
+        if oracle is not None and Estimator is not tf.HybridNMFPLSI:
+            params = _params(Estimator, key, new)
+            W, H = _state(last_fit, X)
+            more = dict(
+                params, init="custom", tol=0, max_iter=10 * max(last_fit.n_iter_, 1)
+            )
+            ref, _, _, ref_points, _ = _fit(
+                Estimator, X, k, more, W=W, H=H, budget=oracle
+            )
+            ref_loss = ref_points[-1][0] if ref is None else ref.loss_
+            target = ref_loss * (1 + 1e-3)
+            hits = [_first_within(points, target) for points, _ in traces]
+            row["oracle_capped"] = ref is None
+            row["oracle_reached"] = None not in hits
+            reached = [
+                wall if hit is None else hit
+                for hit, (_, wall) in zip(hits, traces, strict=True)
+            ]
+            row["oracle_wall"] = float(np.median(reached))
+            row["oracle_ratio"] = row["oracle_wall"] / row["today_wall"]
         yield row
 
 
@@ -280,8 +325,8 @@ def long_run(name, X, k, Estimator, key, solver, budget, max_iter=3000):
         "estimator": Estimator.__name__,
         "solver": _name(solver),
         "k": k,
-        "objective": [loss for loss, _ in points],
-        "cpu": [0.0] + [s for _, s in points[:-1]],
+        "objective": [loss for loss, _, _ in points],
+        "cpu": [0.0] + [s for _, s, _ in points[:-1]],
     }
 
 
@@ -362,10 +407,12 @@ def compare_table(paths):
     wall seconds, where the results have it)."""
     rows = list(_read_rows(paths))
     wall = all("wall_ratio" in r for r in rows)
+    oracle = any("oracle_ratio" in r for r in rows)
     lines = _header(
         ["corpus", "estimator", "former default: CPU s / n_iter_ / warned"]
         + ["default: CPU s / n_iter_ / warned", "time ratio"]
         + (["wall time ratio"] if wall else [])
+        + (["least wall time to 0.1 %: s / ratio"] if oracle else [])
     )
     for r in rows:
         cells = [
@@ -373,11 +420,27 @@ def compare_table(paths):
             f"{'yes' if r[f'{side}_warned'] else 'no'} ({r[side]})"
             for side in ("today", "candidate")
         ]
-        lines.append(
+        line = (
             f"| {r['corpus']} | {r['estimator']} | {cells[0]} | {cells[1]} "
             f"| {r['ratio']:.2f} |" + (f" {r['wall_ratio']:.2f} |" if wall else "")
         )
+        if oracle:
+            line += " " + _oracle_cell(r) + " |"
+        lines.append(line)
     return "\n".join(lines)
+
+
+def _oracle_cell(r):
+    """``--compare-table``'s cell of ``compare(oracle=...)``: wall seconds
+    to within 0.1 % and their ratio to the former default's fit; "(capped)"
+    where the continuation hit its budget (a lower bound), "(end)" where a
+    fit's trace never got there (its whole time counted)."""
+    if "oracle_ratio" not in r:
+        return "—"
+    notes = [n for n, on in (("capped", r["oracle_capped"]),
+                             ("end", not r["oracle_reached"])) if on]  # fmt: skip
+    note = f" ({', '.join(notes)})" if notes else ""
+    return f"{r['oracle_wall']:.2f} / {r['oracle_ratio']:.2f}{note}"
 
 
 def add_backend_argument(parser):
@@ -417,6 +480,14 @@ def main():
         type=int,
         metavar="REPS",
         help="instead: median CPU s of REPS default fits, today's vs candidate",
+    )
+    parser.add_argument(
+        "--oracle",
+        type=float,
+        metavar="CPU_S",
+        help="with --compare: also the least wall time any stopping rule could "
+        "give the candidate (its fits' traces against a continuation of at "
+        "most CPU_S CPU seconds)",
     )
     parser.add_argument(
         "--candidate",
@@ -486,7 +557,8 @@ def main():
         X = sp.csr_matrix(X, dtype=np.float64)
         k = len(np.unique(y))
         if args.compare:
-            for row in compare(name, X, k, args.compare, args.candidate):
+            rows = compare(name, X, k, args.compare, args.candidate, args.oracle)
+            for row in rows:
                 print(json.dumps(row), flush=True)
                 with open(args.out, "a") as f:
                     f.write(json.dumps(row) + "\n")
