@@ -19,6 +19,14 @@ import numpy as np
 # starting a thread costs ~50 us, a few hundred thousand multiply-adds.
 MIN_PARALLEL_WORK = 1 << 21
 
+# Wall seconds below which a parallel call says nothing about whether its
+# threads got their CPU: starting the threads (about half a millisecond on a
+# 2-core virtual machine) leaves them idle for a sizeable part of a call of a
+# few milliseconds, and such calls (the sampled product of a mid-sized
+# corpus) looked starved on an idle machine, sending every kernel of the fit
+# back to one thread.
+MIN_JUDGED_WALL = 0.01
+
 # Threads the kernels may use.  Work is split into row ranges or units that
 # the threads share; NumPy's take/matmul/ufuncs and SciPy's sparse products
 # release the GIL, so they run in parallel.  Results never depend on how many
@@ -116,7 +124,11 @@ def run_parallel(tasks):
         raise errors[0]
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     budget = _BUDGET.get()
-    if budget is not None and cpu < (1 + 0.5 * (len(tasks) - 1)) * wall:
+    if (
+        budget is not None
+        and wall >= MIN_JUDGED_WALL
+        and cpu < (1 + 0.5 * (len(tasks) - 1)) * wall
+    ):
         budget.starved()
     return results
 

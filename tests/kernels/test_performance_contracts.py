@@ -169,6 +169,23 @@ def test_threads_back_off_when_they_get_no_cpu(monkeypatch):
     assert _parallel.n_threads(1) == 2
 
 
+def test_a_call_too_short_to_judge_does_not_back_off(monkeypatch):
+    import time
+
+    # Threads that start late look idle for much of a call of a few
+    # milliseconds; such a call is not taken for a busy machine.
+    monkeypatch.setattr(_parallel, "N_THREADS", 2)
+    monkeypatch.setattr(_parallel, "MIN_PARALLEL_WORK", 0)
+    budget = _parallel.ThreadBudget()
+    with _parallel.thread_budget(budget):
+        _parallel.run_parallel([lambda: time.sleep(0.001)] * 2)
+        assert budget.remaining == 0
+        assert _parallel.n_threads(1) == 2
+        # The same idle threads over a call long enough to judge: back off.
+        _parallel.run_parallel([lambda: time.sleep(2 * _parallel.MIN_JUDGED_WALL)] * 2)
+        assert budget.remaining == _parallel.ThreadBudget.BACKOFF_CALLS
+
+
 def test_threaded_kernels_leave_inputs_alone(many_small_units, monkeypatch):
     monkeypatch.setattr(_parallel, "N_THREADS", 3)
     X = _lda_like()
