@@ -8,6 +8,12 @@ _VANISHING_REST = 8 * np.finfo(np.float64).eps
 # The floor of the model at the stored entries (float64's smallest normal).
 _SMALLEST = np.finfo(np.float64).tiny
 
+# The work of a sweep relative to a multiplicative update's (stored entries
+# times k), for the choice of backend (`twins`) and of threads: one sweep
+# runs several passes over the entries per component, each half of it
+# (``W``, then ``H``) half of them.
+CD_WORK = 8
+
 
 def rescaled(x, y, Wt, H, dtype):
     """``(W, H, y)`` of a sweep, in ``dtype``, after the best common scale.

@@ -49,7 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _parallel
-from ._scale import _SMALLEST, _VANISHING_REST, rescaled
+from ._scale import _SMALLEST, _VANISHING_REST, CD_WORK, rescaled
 
 _JIT = {
     "cache": True,
@@ -978,13 +978,6 @@ def _scatter(values, order, out):
 # are independent: the split changes no result.)
 _CD_PARTS = 4
 
-# The work of a coordinate-descent half-sweep (a call on the threads) in
-# multiplicative updates' units, stored entries times k: it passes over
-# the entries several times per component, half of the sweep's
-# `coordinate.CD_WORK`.  Counting one pass kept the half-sweeps of corpora
-# such as re0, tr11 and tr41 on one thread.
-_CD_HALF_WORK = 4
-
 # The column order of the last matrix swept (a fit sweeps the same one
 # every iteration), kept while its index arrays live: ``(indptr, indices,
 # shape, column order)``, the arrays by weak reference.
@@ -1029,7 +1022,9 @@ def cd_sweep(X, W, H, y=None, steps=1, again=0.0, model=True):
     indptr, indices = X.indptr, X.indices
     W_new = np.array(W, dtype=np.float64, order="C")
     Ht = np.array(H.T, dtype=np.float64, order="C")
-    work = X.nnz * k * _CD_HALF_WORK
+    # A half-sweep's work (`CD_WORK`): counting one pass over the entries
+    # kept the half-sweeps of corpora such as re0, tr11 and tr41 on one thread.
+    work = X.nnz * k * CD_WORK // 2
     c = Ht.sum(axis=0)
     parts = _parallel.N_THREADS * _CD_PARTS
     _on_parts(

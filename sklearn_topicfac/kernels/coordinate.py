@@ -40,14 +40,9 @@ another one only while the last Newton proposal moved it by more than
 import numpy as np
 
 from ._backend import twins
-from ._scale import _SMALLEST, _VANISHING_REST, rescaled
+from ._scale import _SMALLEST, _VANISHING_REST, CD_WORK, rescaled
 from .divergence import model_and_ratio_log_sums
 from .products import product_at_nonzeros
-
-# The work of a sweep relative to a multiplicative update's (stored entries
-# times k) for the choice of backend (`twins`): one sweep runs several
-# passes over the entries per component.
-CD_WORK = 8
 
 # Checked Newton steps per coordinate and sweep: a coordinate takes another
 # step from where the last landed while the last one's Newton proposal moved
