@@ -535,6 +535,14 @@ def add_backend_argument(parser):
     )
 
 
+def _emit(row, out, shown=None):
+    """Print ``row`` (or the line ``shown`` in its place) and append it to
+    the JSON-lines file ``out``."""
+    print(json.dumps(row) if shown is None else shown, flush=True)
+    with open(out, "a") as f:
+        f.write(json.dumps(row) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpora", nargs="*", default=TUNING + VALIDATION)
@@ -614,42 +622,21 @@ def main():
         help="also write the tables as the generated block NAME (docs/_data)",
     )
     args = parser.parse_args()
-    if args.ttc_table:
-        print(time_to_converged_table(args.ttc_table))
-        if args.write_doc:
-            from _docblocks import write_doc
+    tables = [
+        (args.ttc_table, time_to_converged_table),
+        (args.least_table, least_table),
+        (args.compare_table, compare_table),
+        (args.table, table),
+    ]
+    for paths, make in tables:
+        if paths:
+            text = make(paths)
+            print(text)
+            if args.write_doc:
+                from _docblocks import write_doc
 
-            write_doc(
-                args.write_doc,
-                time_to_converged_table(args.ttc_table),
-                "docs/real_text.md",
-            )
-        return
-    if args.least_table:
-        print(least_table(args.least_table))
-        if args.write_doc:
-            from _docblocks import write_doc
-
-            write_doc(
-                args.write_doc, least_table(args.least_table), "docs/real_text.md"
-            )
-        return
-    if args.compare_table:
-        print(compare_table(args.compare_table))
-        if args.write_doc:
-            from _docblocks import write_doc
-
-            write_doc(
-                args.write_doc, compare_table(args.compare_table), "docs/real_text.md"
-            )
-        return
-    if args.table:
-        print(table(args.table))
-        if args.write_doc:
-            from _docblocks import write_doc
-
-            write_doc(args.write_doc, table(args.table), "docs/real_text.md")
-        return
+                write_doc(args.write_doc, text, "docs/real_text.md")
+            return
     globals()["DATA"] = Path(args.data)
     JOINT_PARAMS["normalize"] = args.joint_normalize
     tf.set_config(backend=args.backend)
@@ -660,24 +647,18 @@ def main():
         if args.compare:
             rows = compare(name, X, k, args.compare, args.candidate, args.oracle)
             for row in rows:
-                print(json.dumps(row), flush=True)
-                with open(args.out, "a") as f:
-                    f.write(json.dumps(row) + "\n")
+                _emit(row, args.out)
             continue
         if args.least_time:
             for row in least_time(name, X, k, args.budget):
-                print(json.dumps(row), flush=True)
-                with open(args.out, "a") as f:
-                    f.write(json.dumps(row) + "\n")
+                _emit(row, args.out)
             continue
         if args.time_to_converged:
             for Estimator, key, solver in LONG_RUNS:
                 if args.solvers and _name(solver) not in args.solvers:
                     continue
                 row = long_run(name, X, k, Estimator, key, solver, args.budget)
-                print(name, row["solver"], len(row["objective"]), flush=True)
-                with open(args.out, "a") as f:
-                    f.write(json.dumps(row) + "\n")
+                _emit(row, args.out, f"{name} {row['solver']} {len(row['objective'])}")
             continue
         if args.rule_check:
             for Estimator, key, solvers in METHODS:
@@ -687,9 +668,7 @@ def main():
                     if Estimator is tf.HybridNMFPLSI:
                         continue
                     row = rule_check(name, X, k, Estimator, key, solver, args.budget)
-                    print(json.dumps(row), flush=True)
-                    with open(args.out, "a") as f:
-                        f.write(json.dumps(row) + "\n")
+                    _emit(row, args.out)
             continue
         chosen = [
             (Estimator, key, solver)
@@ -704,9 +683,7 @@ def main():
             _fit(Estimator, X, k, dict(_params(Estimator, key, solver), max_iter=2))
         for Estimator, key, solver in chosen:
             row = measure(name, X, k, Estimator, key, solver, args.budget)
-            print(json.dumps(row), flush=True)
-            with open(args.out, "a") as f:
-                f.write(json.dumps(row) + "\n")
+            _emit(row, args.out)
 
 
 if __name__ == "__main__":
