@@ -69,8 +69,9 @@ class EstimatorSpec:
     empty_document_is_p_z: bool = False
     #: A term absent from the training data gets exactly 0 in every topic.
     empty_term_is_zero: bool = True
-    #: The objective of all-zero data is exactly 0.
-    zero_data_zero_loss: bool = True
+    #: ``loss_`` on all-zero data: ``"zero"`` exactly, ``"positive"``, or
+    #: ``"nonnegative"`` (it starts above 0 and may end at 0).
+    zero_data_loss: str = "zero"
     #: ``score`` is the held-out document-completion log-likelihood per word
     #: (refuses data without words); ``perplexity`` is ``exp(-score)``.
     completion_score: bool = True
@@ -299,7 +300,7 @@ REGISTRY = (
         transform_rows_sum_to_one=False,
         # The Gamma-Poisson bound models the documents' lengths: even an
         # empty document has a cost (its weights' prior is not a point mass).
-        zero_data_zero_loss=False,
+        zero_data_loss="positive",
         kl_objective=False,  # as LDAVI: minus an evidence lower bound
         transform_bitwise_per_document=False,  # LDAVI's E-step, as LDAVI
         verbose_prefix="GammaPoissonVI",
@@ -352,9 +353,10 @@ REGISTRY = (
         # simplex: a column without variance comes back as its mean, 0, up
         # to the rounding of that affine map.
         empty_term_is_zero=False,
-        # All-zero data maps to the simplex's centroid, which the PLSA step
-        # fits like any other data (objective > 0).
-        zero_data_zero_loss=False,
+        # All-zero data maps to the simplex's centroid: the PLSA step starts
+        # above 0 and can fit that one point exactly (it ends at 0.0 or at
+        # 9e-16, by the rounding of the CPU's vector instructions).
+        zero_data_loss="nonnegative",
         # Its vertices enclose the data in its principal subspace: they are
         # not topics of co-occurring words (ten short documents in 31
         # dimensions put both themes on one vertex).
