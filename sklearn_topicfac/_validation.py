@@ -7,6 +7,7 @@ helpers can all use it.
 
 import os
 import sys
+import unicodedata
 import warnings
 
 import numpy as np
@@ -223,3 +224,29 @@ def format_bytes(n_bytes):
             return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{n_bytes:.1f} {unit}"
         n_bytes /= 1000
     return f"{n_bytes:.1f} TB"  # pragma: no cover
+
+
+def printable(text):
+    """``text`` with its control and invisible characters as escapes.
+
+    Every character of a Unicode category ``C*`` (controls such as ESC and
+    newline, format characters such as the byte-order mark, lone
+    surrogates, private-use and unassigned code points) becomes ``\\xNN``,
+    ``\\uNNNN`` or ``\\UNNNNNNNN``, as in a Python literal: a file name or
+    a file's contents quoted in a message can then neither drive the
+    terminal (``\\x1b[31m``) nor hide what it holds.  Other text,
+    backslashes included, is unchanged.
+
+    >>> printable("\\ufefftext\\x1b[31m")
+    '\\\\ufefftext\\\\x1b[31m'
+    """
+    return "".join(
+        _escape(c) if unicodedata.category(c).startswith("C") else c for c in str(text)
+    )
+
+
+def _escape(char):
+    code = ord(char)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"

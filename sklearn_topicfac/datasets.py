@@ -224,6 +224,65 @@ def _tfidf_to_counts(X, n_documents, path):
     return sp.csr_matrix((rounded, X.indices, X.indptr), shape=X.shape)
 
 
+# What a .mat variable holds when it holds no numbers, by NumPy dtype kind.
+_MAT_NOT_NUMBERS = {"U": "text", "S": "text", "O": "a cell array", "V": "a struct"}
+
+
+def _position(X, index):
+    """Document and term (from 1) of the ``index``-th stored value of CSR ``X``."""
+    row = np.searchsorted(X.indptr, index, side="right") - 1
+    return f"document {row + 1}, term {X.indices[index] + 1}"
+
+
+def _real_matrix(X, name, path):
+    """The stored matrix as float64 CSR, refusing what no real matrix is.
+
+    A complex matrix with a non-zero imaginary part is refused: converting it
+    would keep its real parts and drop the rest without a word.
+    """
+    if not (isinstance(X, np.ndarray) or sp.issparse(X)) or (
+        X.dtype.kind not in "biufc"
+    ):
+        dtype = getattr(X, "dtype", None)
+        kind = _MAT_NOT_NUMBERS.get(getattr(dtype, "kind", None), f"{dtype}")
+        raise ValueError(
+            f"{path} holds {kind} in its variable {name!r}, not numbers; "
+            "expected a document-term matrix of counts or tf-idf weights."
+        )
+    if X.ndim != 2:
+        raise ValueError(
+            f"{path} holds an array of {X.ndim} dimensions in its variable "
+            f"{name!r}; expected a document-term matrix (2 dimensions)."
+        )
+    X = sp.csr_matrix(X)
+    if X.dtype.kind == "c":
+        imaginary = np.flatnonzero(X.data.imag)
+        if imaginary.size:
+            first = imaginary[0]
+            raise ValueError(
+                f"{path} holds {imaginary.size} complex value(s) in its matrix "
+                f"{name!r} (the first, {X.data[first]}, at {_position(X, first)}); "
+                "expected real counts or tf-idf weights: save the real part "
+                f"(real({name}) in MATLAB) if the imaginary parts mean nothing."
+            )
+        X = X.real
+    return sp.csr_matrix(X, dtype=np.float64)
+
+
+def _check_finite(X, name, path):
+    """Refuse infinite and NaN values, which no count or weight is (and on
+    which undoing tf-idf weights would fail with an OverflowError)."""
+    bad = np.flatnonzero(~np.isfinite(X.data))
+    if bad.size:
+        first = bad[0]
+        raise ValueError(
+            f"{path} holds {bad.size} infinite or NaN value(s) in its matrix "
+            f"{name!r} (the first, {X.data[first]}, at {_position(X, first)}); "
+            "expected finite counts or tf-idf weights: replace them in the file "
+            "(by the counts, or by 0)."
+        )
+
+
 def load_mat_corpus(path, *, idf_n_documents="auto"):
     """Load a document-term matrix and its labels from a MATLAB ``.mat`` file.
 
@@ -271,8 +330,10 @@ def load_mat_corpus(path, *, idf_n_documents="auto"):
     Raises
     ------
     ValueError
-        If the file lacks a matrix or labels, their sizes disagree, or the
-        weights cannot be converted back to integer counts.
+        If the file lacks a matrix or labels, their sizes disagree, the
+        matrix holds anything but finite non-negative real numbers (an
+        infinity, a NaN, a complex value with a non-zero imaginary part),
+        or the weights cannot be converted back to integer counts.
 
     Examples
     --------
@@ -297,9 +358,11 @@ def load_mat_corpus(path, *, idf_n_documents="auto"):
     X = _first_key(mat, _MAT_MATRIX_KEYS, "document-term matrix", path)
     labels = _first_key(mat, _MAT_LABEL_KEYS, "labels", path)
     cell = _first_key(mat, _MAT_VOCABULARY_KEYS, None, path)
-    X = sp.csr_matrix(X, dtype=np.float64)
+    name = next(key for key in _MAT_MATRIX_KEYS if key in mat)
+    X = _real_matrix(X, name, path)
     X.sum_duplicates()
     X.eliminate_zeros()
+    _check_finite(X, name, path)
     y, _ = _encode_labels(labels)
     if y.shape[0] != X.shape[0]:
         raise ValueError(

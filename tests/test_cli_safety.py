@@ -2,24 +2,33 @@
 
 Each case runs the command as a subprocess on a small corpus: model files
 that would run code are refused, outputs never replace an input, another
-output or (without ``--force``) an existing file, never go through a
-symbolic link, are checked before the fit and written atomically; a corpus
-folder reads nothing through links out of it; CSV cells cannot be formulas.
+output, anything but a regular file or (without ``--force``) an existing
+file, never go through a symbolic link, are checked (folder writable, name
+storable) before the input is read and written atomically; a corpus folder
+reads nothing through links out of it; CSV cells cannot be formulas; tables
+and .mat files that would be misread are refused with the fix; no message
+puts a control character of a file name or cell on the terminal.
 """
 
 import csv
+import errno
 import os
 import pickle
+import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import joblib
+import numpy as np
 import pytest
+import scipy.io
 from _hostile import PAYLOAD_MODULE
 
 import sklearn_topicfac
 from sklearn_topicfac.cli import main, outputs
+from sklearn_topicfac.cli.options import _printable
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SPORTS = "goal match league cup striker referee"
@@ -118,6 +127,10 @@ def _refused(result, *words):
     # Refused before reading the corpus or fitting:
     assert "documents" not in result.stdout
     return line
+
+
+# A short fit of two topics, the options of every run on a small corpus.
+_FIT = ("-k", "2", "--max-iter", "5", "--estimator", "PLSI", "--stop-words", "none")
 
 
 @pytest.fixture(scope="module")
@@ -296,6 +309,139 @@ def test_a_missing_output_folder_is_refused_before_fitting(topicfac, work, tmp_p
     assert not theta.exists()  # no output written before the refusal
 
 
+def _special_file(kind, folder):
+    """A FIFO, socket or character device named ``kind`` in ``folder``."""
+    path = folder / kind.replace(" ", "_")
+    if kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "socket":
+        if len(os.fsencode(path)) >= 100:  # the limit of AF_UNIX addresses
+            pytest.skip("the temporary folder's path is too long for a socket")
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.bind(str(path))
+    else:
+        try:  # the device /dev/null is, made here: a failure leaves it alone
+            os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 3))
+        except PermissionError:
+            path = Path(os.devnull)  # not root: /dev/null cannot be replaced
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "option"),
+    [
+        ("FIFO", "--doc-topics"),
+        ("socket", "--save-model"),
+        ("character device", "--report"),
+        ("character device", "apply"),
+    ],
+)
+def test_force_replaces_only_a_regular_file(topicfac, work, tmp_path, kind, option):
+    # Before: --force renamed a regular file over the FIFO, socket or device.
+    path = _special_file(kind, tmp_path)
+    before = os.stat(path)
+    if option == "apply":
+        option = "--doc-topics"
+        args = ["apply", work["model"], work["corpus"], option, path, "--force"]
+    else:
+        args = [work["corpus"], *work["fit"], option, path, "--force"]
+    _refused(
+        topicfac(*args),
+        f"{option} {path} is a {kind}",
+        "not a regular file",
+        "even with --force",
+        f"leave out {option}",
+    )
+    after = os.stat(path)
+    assert (after.st_mode, after.st_ino, after.st_rdev) == (
+        before.st_mode,
+        before.st_ino,
+        before.st_rdev,
+    )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+def test_an_output_folder_nobody_can_write_is_refused_before_reading(topicfac, work):
+    # Before: /proc passed as a folder, the fit ran, and the write failed.
+    # No file can be made in /proc, not even by root (to whom os.access says
+    # yes), so the folder is proven writable by making one.
+    result = topicfac(
+        work["corpus"], *work["fit"], "--report", "/proc/topicfac_report.html"
+    )
+    _refused(
+        result,
+        "--report /proc/topicfac_report.html",
+        "cannot write to the folder /proc",
+    )
+
+
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes anywhere"
+)
+def test_a_read_only_output_folder_is_refused_before_reading(topicfac, work, tmp_path):
+    folder = tmp_path / "read_only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        result = topicfac(work["corpus"], *work["fit"], "--save-model", folder / "m")
+    finally:
+        folder.chmod(0o755)
+    _refused(result, "--save-model", "cannot write to the folder", "permission denied")
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("refusal", ["os.access", "making a file"])
+def test_the_output_folder_is_proven_writable(
+    work, tmp_path, capsys, monkeypatch, refusal
+):
+    # In this process, the two tests of a folder, each failing in turn:
+    # os.access (the answer to a user) and making a file in it (the proof
+    # for root, to whom os.access says yes whatever the permissions).
+    folder = tmp_path / "out"
+    folder.mkdir()
+    if refusal == "os.access":
+        access = os.access
+        monkeypatch.setattr(
+            outputs.os, "access", lambda p, mode: Path(p) != folder and access(p, mode)
+        )
+        words = ("permission denied",)
+    else:
+
+        def read_only(*args, **kwargs):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+        monkeypatch.setattr(outputs.tempfile, "NamedTemporaryFile", read_only)
+        words = (os.strerror(errno.EROFS),)
+    result = _in_process(
+        [work["corpus"], *work["fit"], "--doc-topics", folder / "theta.csv"], capsys
+    )
+    _refused(
+        result,
+        f"--doc-topics {folder / 'theta.csv'}: cannot write to the folder {folder}",
+        *words,
+        "choose a folder you can write to",
+    )
+    assert list(folder.iterdir()) == []
+
+
+def test_an_output_name_the_file_system_cannot_store_is_refused(work, tmp_path, capsys):
+    # A lone surrogate has no UTF-8 bytes: before, every test of the path
+    # said "does not exist", the fit ran and the write failed after it.
+    # (In this process only: a subprocess's arguments cannot hold one.)
+    if sys.getfilesystemencoding().lower() not in ("utf-8", "utf8"):
+        pytest.skip("the file system encoding is not UTF-8")
+    name = tmp_path / "model\ud800.skops"
+    result = _in_process([work["corpus"], *work["fit"], "--save-model", name], capsys)
+    _refused(
+        result,
+        f"--save-model {tmp_path}/model\\ud800.skops",
+        "the file system cannot store this name",
+        "character \\ud800 at position",
+        "give a name without it",
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     ("error", "status"),
     [(error, status) for error, status in zip(_ERRORS, (1, 130), strict=True)],
@@ -342,4 +488,140 @@ def test_folder_links_out_are_skipped_and_formula_cells_escaped(topicfac, tmp_pa
         ids = [row[0] for row in csv.reader(fh)][1:]
     assert sorted(ids) == sorted(
         [f"'{name}.txt" for name in names[:-1]] + ["plain.txt", "m2.txt", "again.txt"]
+    )
+
+
+# A two-column table the fixture's corpus fits: sports and money documents.
+_ROWS = [(SPORTS, "sports"), (MONEY, "money")] * 4
+
+
+def _table(path, header, rows, encoding="utf-8"):
+    path.write_bytes(
+        (header + "\n" + "".join(f"{a},{b}\n" for a, b in rows)).encode(encoding)
+    )
+    return path
+
+
+def test_a_utf8_byte_order_mark_is_read_as_no_part_of_the_table(topicfac, tmp_path):
+    # Before: the mark glued to the first column's name ("\ufeffbody"), so
+    # --text-column body failed with "no text column 'body'", and the
+    # "which column holds the text?" hint listed a name no option could give.
+    table = _table(tmp_path / "excel.csv", "body,label", _ROWS, "utf-8-sig")
+    assert table.read_bytes().startswith(b"\xef\xbb\xbfbody,")
+    result = topicfac(table, *_FIT, "--text-column", "body")
+    assert result.returncode == 0, result.stderr
+    assert "8 documents x 12 terms" in result.stdout
+    assert "classes money, sports" in result.stdout
+    # Read in another encoding, the mark is letters: the fix, not a puzzle.
+    result = topicfac(table, *_FIT, "--text-column", "body", "--encoding", "latin-1")
+    _refused(
+        result,
+        "starts with a UTF-8 byte-order mark",
+        "--encoding latin-1",
+        "'ï»¿body'",
+        "pass --encoding utf-8",
+    )
+    result = topicfac(table, *_FIT, "--encoding", "ascii")
+    _refused(result, "byte 0xef at offset 0", "byte-order mark: --encoding utf-8")
+
+
+def test_a_table_with_two_columns_of_one_name_is_refused(topicfac, tmp_path):
+    # Before: a row kept the last "text" cell only, and the fit ran on it.
+    table = _table(tmp_path / "twice.csv", "text,label,text", [(SPORTS, "a,b")] * 4)
+    _refused(
+        topicfac(table, *_FIT),
+        "twice.csv: the header names the column 'text' 2 times",
+        "(columns: text, label, text)",
+        "give each column its own name",
+    )
+
+
+@pytest.mark.parametrize(
+    ("delimiter", "rows", "words"),
+    [
+        (
+            ",",
+            ["goal match,sports", "", "bank, stock,money"],
+            (
+                "line 4 has 3 fields but the header has 2 columns",
+                'a cell that holds a comma in double quotes ("a, b")',
+            ),
+        ),
+        (
+            ",",
+            ['"goal\nmatch",sports', "bank stock"],
+            (
+                "line 4 has 1 field but the header has 2 columns",
+                "nothing between two commas",
+            ),
+        ),
+        (
+            "\t",
+            ["goal match\tsports", "bank\tstock\tmoney"],
+            ("line 3 has 3 fields", "a cell that holds a tab in double quotes"),
+        ),
+    ],
+    ids=["more fields", "fewer fields", "tsv"],
+)
+def test_a_row_with_more_or_fewer_fields_than_columns_is_refused(
+    topicfac, tmp_path, delimiter, rows, words
+):
+    # Before: the extra fields were dropped (the text cut at an unquoted
+    # comma) and missing ones read as empty, and the fit ran.
+    path = tmp_path / ("ragged.csv" if delimiter == "," else "ragged.tsv")
+    path.write_text(f"text{delimiter}label\n" + "\n".join(rows) + "\n")
+    _refused(topicfac(path, *_FIT), *words, "give every row one field per column")
+
+
+@pytest.mark.parametrize("problem", ["infinity", "NaN", "complex"])
+def test_a_mat_file_of_no_finite_real_counts_is_refused(topicfac, tmp_path, problem):
+    # Before: "OverflowError: cannot convert float infinity to integer", a
+    # NaN's RuntimeWarning and ValueError, and complex values silently cut
+    # to their real parts.
+    counts = np.tile([[2.0, 1, 0, 0], [0, 0, 1, 3]], (4, 1))
+    fea = counts.astype(complex) if problem == "complex" else counts.copy()
+    fea[3, 1] = {"infinity": np.inf, "NaN": np.nan, "complex": 1 + 1j}[problem]
+    path = tmp_path / "corpus.mat"
+    scipy.io.savemat(path, {"fea": fea, "gnd": np.tile([1, 2], 4)})
+    words = {
+        "infinity": ("1 infinite or NaN value(s)", "inf, at document 4, term 2"),
+        "NaN": ("1 infinite or NaN value(s)", "nan, at document 4, term 2"),
+        "complex": ("1 complex value(s)", "(1+1j), at document 4, term 2"),
+    }[problem]
+    line = _refused(topicfac(path, *_FIT), str(path), *words)
+    assert "Error:" not in line  # ValueError's message, no exception name
+
+
+def test_no_message_puts_a_control_character_on_the_terminal(topicfac, tmp_path):
+    # Before: the ESC of a file name or a header cell went to stderr as it
+    # was, and the terminal turned the rest of the line red.
+    red = "\x1b[31m"
+    existing = tmp_path / f"{red}theta.csv"
+    existing.write_text("old")
+    table = _table(tmp_path / "docs.csv", f"{red}body,label", _ROWS)
+    for args, words in (
+        ((table, *_FIT, "--doc-topics", existing), ("\\x1b[31mtheta.csv exists",)),
+        ((table, *_FIT), ("(columns: \\x1b[31mbody, label)",)),
+        (
+            (tmp_path / f"no{red}such.csv",),
+            (f"no such file or folder: {tmp_path}/no\\x1b[31msuch.csv",),
+        ),
+    ):
+        result = topicfac(*args)
+        _refused(result, *words)
+        assert "\x1b" not in result.stderr
+    result = topicfac(f"--bad{red}option")
+    assert result.returncode == 2
+    assert "\x1b" not in result.stderr and "--bad\\x1b[31moption" in result.stderr
+
+
+def test_printable_escapes_control_and_invisible_characters():
+    assert _printable("plain text, ünïcode and a \\ backslash") == (
+        "plain text, ünïcode and a \\ backslash"
+    )
+    assert _printable("\x1b[31m\ttab\nline\x7f\x85") == (
+        "\\x1b[31m\\x09tab\\x0aline\\x7f\\x85"
+    )
+    assert _printable("\ufeffbom\u202eevil\ud800\U000e0001") == (
+        "\\ufeffbom\\u202eevil\\ud800\\U000e0001"
     )

@@ -209,6 +209,59 @@ def test_mat_errors(tmp_path):
         load_mat_corpus(path)
 
 
+@pytest.mark.parametrize("value", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("layout", ["dense", "sparse"])
+@pytest.mark.parametrize("idf_n_documents", ["auto", None])
+def test_mat_infinite_or_nan_values_are_refused(
+    tmp_path, value, layout, idf_n_documents
+):
+    # Before: an OverflowError (inf), "cannot convert float NaN to integer"
+    # (NaN) or, with idf_n_documents=None, the values returned as they were.
+    fea = _tfidf(COUNTS, 6)
+    fea[2, 3] = value
+    path = tmp_path / "bad.mat"
+    stored = fea if layout == "dense" else sp.csc_matrix(fea)
+    scipy.io.savemat(path, {"fea": stored, "gnd": GND})
+    with pytest.raises(
+        ValueError,
+        match=r"holds 1 infinite or NaN value\(s\) in its matrix 'fea' \(the first, "
+        r"-?(inf|nan), at document 3, term 4\); expected finite .* replace them",
+    ):
+        load_mat_corpus(path, idf_n_documents=idf_n_documents)
+
+
+@pytest.mark.parametrize("layout", ["dense", "sparse"])
+def test_mat_complex_values_are_refused_not_cut_to_their_real_part(tmp_path, layout):
+    # Before: loaded as COUNTS, the imaginary parts dropped without a word.
+    fea = COUNTS.astype(complex)
+    fea[1, 4] += 2j
+    fea[3, 1] += 1j
+    path = tmp_path / "complex.mat"
+    stored = fea if layout == "dense" else sp.csc_matrix(fea)
+    scipy.io.savemat(path, {"fea": stored, "gnd": GND})
+    with pytest.raises(
+        ValueError,
+        match=r"holds 2 complex value\(s\) in its matrix 'fea' \(the first, "
+        r"\(1\+2j\), at document 2, term 5\); expected real .* \(real\(fea\)",
+    ):
+        load_mat_corpus(path)
+    # Complex storage of real numbers loses nothing: read as they are.
+    scipy.io.savemat(path, {"fea": COUNTS.astype(complex), "gnd": GND})
+    X, *_ = load_mat_corpus(path)
+    assert X.dtype == np.float64
+    assert_array_equal(X.toarray(), COUNTS)
+
+
+def test_mat_matrix_that_is_not_numbers_is_refused(tmp_path):
+    path = tmp_path / "text.mat"
+    scipy.io.savemat(path, {"fea": np.array(["ab", "cd"]), "gnd": GND[:2]})
+    with pytest.raises(ValueError, match="holds text in its variable 'fea'"):
+        load_mat_corpus(path)
+    scipy.io.savemat(path, {"fea": np.ones((6, 2, 2)), "gnd": GND})
+    with pytest.raises(ValueError, match="an array of 3 dimensions"):
+        load_mat_corpus(path)
+
+
 def _write(path, text):
     path.write_text(text, encoding="utf-8")
     return path

@@ -5,7 +5,8 @@ sklearn_topicfac``.  With no input it fits the bundled Classic3 corpus.
 
 The top floor of the package, one module per concern:
 
-- `options`: the options, declared once as a table, and the two parsers;
+- `options`: the options, declared once as a table, and the two parsers
+  (with `_printable`, the escaping of every one-line error);
 - `inputs`: INPUT read as a corpus (the formats of
   `sklearn_topicfac.datasets` through its loaders, the command's own
   folder, table and line formats here);
@@ -19,7 +20,7 @@ import os
 import sys
 
 from .commands import _apply, _run
-from .options import _build_apply_parser, _build_parser
+from .options import _build_apply_parser, _build_parser, _printable
 
 
 def _quiet_closed_stdout():
@@ -51,7 +52,9 @@ def _main(parser, command, argv):
             "" if isinstance(exc, (ValueError, OSError)) else f"{type(exc).__name__}: "
         )
         message = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"{parser.prog}: error: {kind}{message}", file=sys.stderr)
+        # Messages echo file names and cells of the input: escaped, so none
+        # can send escape sequences to the terminal, whatever raised it.
+        print(f"{parser.prog}: error: {kind}{_printable(message)}", file=sys.stderr)
         return 1
 
 

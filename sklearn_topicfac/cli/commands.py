@@ -18,7 +18,7 @@ from ..model_selection import select_n_components
 from ..persistence import load, save
 from . import options
 from .inputs import _corpus_input, _CorpusError, _read_corpus
-from .options import AUTO_FOLDS, _text_estimator_names
+from .options import AUTO_FOLDS, _printable, _text_estimator_names
 from .outputs import _check_outputs, _write_atomically, _write_doc_topics
 from .progress import _progress
 from .vocabulary import _vectorize
@@ -123,7 +123,8 @@ def _fit(estimator, X, args):
         with _progress(estimator, show and not args.verbose, sys.stderr) as counter:
             estimator.fit(X)
     for message in dict.fromkeys(str(w.message) for w in caught):
-        print(f"topicfac: warning: {' '.join(message.split())}", file=sys.stderr)
+        message = _printable(" ".join(message.split()))
+        print(f"topicfac: warning: {message}", file=sys.stderr)
     elapsed = time.perf_counter() - start
     max_iter = getattr(estimator, "max_iter", args.max_iter)
     if max_iter == "auto":

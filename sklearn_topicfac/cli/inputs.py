@@ -7,6 +7,7 @@ per line) are read here.  Every problem with the input is a `_CorpusError`:
 one line on stderr, before any fit.
 """
 
+import codecs
 import csv
 import io
 import os
@@ -24,7 +25,7 @@ from ..datasets import (
     load_classic3,
     load_mat_corpus,
 )
-from .options import FORMATS
+from .options import FORMATS, _printable
 
 
 class _CorpusError(ValueError):
@@ -53,17 +54,30 @@ def _numbered_corpus(path, docs, labels=None):
     return _Corpus(f"{path}", docs=docs, labels=codes, label_names=names, doc_ids=ids)
 
 
+# The byte-order mark, as decoded by any Unicode codec that does not drop it.
+_BOM = "\ufeff"
+
+
 def _read_text(path, encoding):
-    """The text of a file; undecodable bytes are a one-line error, never lost."""
+    """The text of a file; undecodable bytes are a one-line error, never lost.
+
+    A leading byte-order mark is dropped: it marks the encoding (Excel and
+    Notepad write one in front of UTF-8), it is not text, and left in it
+    would be part of the first column's name of a table.
+    """
+    data = path.read_bytes()
     try:
-        return path.read_bytes().decode(encoding)
+        return data.decode(encoding).removeprefix(_BOM)
     except LookupError:
         raise _CorpusError(f"unknown --encoding {encoding!r}") from None
     except UnicodeDecodeError as exc:
+        hint = "(e.g. --encoding latin-1)"
+        if data.startswith(codecs.BOM_UTF8):
+            hint = "(it starts with a UTF-8 byte-order mark: --encoding utf-8)"
         raise _CorpusError(
             f"{path}: byte {exc.object[exc.start]:#04x} at offset {exc.start} is "
             f"not valid {encoding}; pass the file's encoding with --encoding "
-            "(e.g. --encoding latin-1)"
+            f"{hint}"
         ) from None
 
 
@@ -116,7 +130,8 @@ def _read_folder(path, encoding):
     files, outside = _folder_files(path)
     if outside:
         print(
-            f"topicfac: warning: skipped {outside} symbolic link(s) in {path} "
+            f"topicfac: warning: skipped {outside} symbolic link(s) in "
+            f"{_printable(str(path))} "
             "pointing out of the folder (a corpus folder reads only its own files)",
             file=sys.stderr,
         )
@@ -138,14 +153,20 @@ def _read_folder(path, encoding):
     )
 
 
+def _column_list(columns):
+    return ", ".join(_printable(c) for c in columns)
+
+
 def _read_table(path, delimiter, text_column, label_column, encoding):
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     text = _read_text(path, encoding)
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    columns = reader.fieldnames or []
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    columns = next(reader, [])
     if not columns:
         raise _CorpusError(f"{path} is empty: expected a header row")
+    _check_utf8_bom(path, encoding, columns[0])
     _check_delimiter(path, text, delimiter, columns)
+    _check_header(path, columns)
     if text_column is None:
         if "text" in columns:
             text_column = "text"
@@ -154,7 +175,7 @@ def _read_table(path, delimiter, text_column, label_column, encoding):
         else:
             raise _CorpusError(
                 f"{path}: which column holds the text? pass --text-column "
-                f"(columns: {', '.join(columns)})"
+                f"(columns: {_column_list(columns)})"
             )
     if label_column is None and "label" in columns and text_column != "label":
         label_column = "label"
@@ -162,16 +183,92 @@ def _read_table(path, delimiter, text_column, label_column, encoding):
         if column is not None and column not in columns:
             raise _CorpusError(
                 f"{path} has no {role} column {column!r} "
-                f"(columns: {', '.join(columns)})"
+                f"(columns: {_column_list(columns)})"
             )
-    rows = list(reader)
+    rows = _table_rows(path, reader, delimiter, columns)
     if not rows:
         raise _CorpusError(f"{path} holds no documents (only a header row)")
-    docs = [row[text_column] or "" for row in rows]
+    text_index = columns.index(text_column)
+    docs = [row[text_index] for row in rows]
     labels = None
     if label_column is not None:
-        labels = [row[label_column] or "" for row in rows]
+        label_index = columns.index(label_column)
+        labels = [row[label_index] for row in rows]
     return _numbered_corpus(path, docs, labels)
+
+
+def _check_utf8_bom(path, encoding, first_column):
+    """A UTF-8 byte-order mark read in another encoding (``ï»¿`` in latin-1)
+    glues itself to the first column's name, which no --text-column or
+    --label-column can then name."""
+    try:
+        misread = codecs.BOM_UTF8.decode(encoding, errors="replace")
+    except LookupError:
+        return
+    if misread not in ("", _BOM) and first_column.startswith(misread):
+        raise _CorpusError(
+            f"{path} starts with a UTF-8 byte-order mark, so it is UTF-8, but "
+            f"--encoding {encoding} reads the mark as part of the first column's "
+            f"name {_printable(repr(first_column))}; pass --encoding utf-8"
+        )
+
+
+def _check_header(path, columns):
+    """Two columns of one name: a row could only keep one of their cells."""
+    seen = set()
+    for column in columns:
+        if column in seen:
+            raise _CorpusError(
+                f"{path}: the header names the column {_printable(repr(column))} "
+                f"{columns.count(column)} times (columns: {_column_list(columns)}); "
+                "give each column its own name"
+            )
+        seen.add(column)
+
+
+def _table_rows(path, reader, delimiter, columns):
+    """The rows after the header, each with one field per column.
+
+    A row with more or fewer fields is refused, not padded or cut: its
+    text would be another column's cell or lose the part after an
+    unquoted delimiter.  Blank lines (and, in a table of several columns,
+    lines of spaces) are skipped.
+    """
+    rows = []
+    start = reader.line_num + 1  # the line the next record starts on
+    try:
+        for row in reader:
+            if len(row) == 1 and not row[0].strip() and len(columns) > 1:
+                row = []  # a line of spaces, blank to the eye
+            if row and len(row) != len(columns):
+                raise _CorpusError(
+                    f"{path}: line {start} has {_count(len(row), 'field')} but "
+                    f"the header has {_count(len(columns), 'column')} "
+                    f"({_column_list(columns)}); give every row one field per "
+                    f"column, {_ragged_hint(len(row) > len(columns), delimiter)}"
+                )
+            if row:
+                rows.append(row)
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise _CorpusError(
+            f"{path}: line {start} is not valid CSV ({exc}); check its quotes"
+        ) from None
+    return rows
+
+
+def _count(n, noun):
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _ragged_hint(too_many, delimiter):
+    """How a row gets more fields than columns (a delimiter in an unquoted
+    cell), or fewer (an empty cell left out)."""
+    kind = "comma" if delimiter == "," else "tab"
+    if too_many:
+        example = ' ("a, b")' if delimiter == "," else ""
+        return f"and put a cell that holds a {kind} in double quotes{example}"
+    return f"an empty cell as nothing between two {kind}s"
 
 
 def _check_delimiter(path, text, delimiter, columns):
@@ -187,7 +284,7 @@ def _check_delimiter(path, text, delimiter, columns):
         kind = "tab" if other == "\t" else "comma"
         raise _CorpusError(
             f"{path}: its header has one column with --format {given} but "
-            f"{len(header)} {kind}-separated ones ({', '.join(header[:5])}); "
+            f"{len(header)} {kind}-separated ones ({_column_list(header[:5])}); "
             f"pass --format {other_format}"
         )
 
@@ -227,7 +324,10 @@ def _check_mat_file(path):
 
 def _read_mat(path):
     _check_mat_file(path)
-    X, y, vocabulary, _ = load_mat_corpus(path)
+    try:
+        X, y, vocabulary, _ = load_mat_corpus(path)
+    except ValueError as exc:  # the loader's message names the problem
+        raise _CorpusError(str(exc)) from None
     if X.shape[0] == 0:
         raise _CorpusError(f"{path} holds no documents")
     return _Corpus(

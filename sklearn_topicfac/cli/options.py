@@ -3,7 +3,8 @@
 The defaults of the text pipeline (``DEFAULT_MAX_DF``, ``TOKEN_PATTERN``),
 the ``-k auto`` grid (``AUTO_CANDIDATES``, ``AUTO_FOLDS``), the input
 formats, the argparse types that turn a bad value into a one-line error, and
-the parsers of ``topicfac`` and ``topicfac apply``.
+the parsers of ``topicfac`` and ``topicfac apply``; `_printable`, which every
+one-line error goes through.
 """
 
 import argparse
@@ -12,6 +13,7 @@ from pathlib import Path
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from .. import __version__, estimators
+from .._validation import printable as _printable
 
 
 def _estimator_names():
@@ -101,15 +103,19 @@ examples:
   python -m sklearn_topicfac --max-iter 50 --random-state 1 --verbose
 
 Outputs never replace an input or each other: an output that exists is
-refused unless --force, a symbolic link is refused, every output folder is
-checked before fitting, and each file is written to a temporary file in its
-folder and then renamed, so an interrupted run leaves the old file intact.
+refused unless --force, and --force replaces only a regular file (never a
+device such as /dev/null, a FIFO or a folder); a symbolic link is refused;
+every output's folder is proven writable before INPUT is read; and each file
+is written to a temporary file in its folder and then renamed, so an
+interrupted run leaves the old file intact.
 
 exit status: 0 on success (also when the reader of the output stops early,
 as in 'topicfac | head -2'), 1 on a bad input (unreadable path, empty corpus,
-a delimiter that does not match --format, -k above the number of documents
-or terms, a fit larger than the available memory), 2 on a bad command line.
-Errors are one line on stderr, and input mistakes are caught before any fit.
+a delimiter that does not match --format, a table row with more or fewer
+fields than its header, -k above the number of documents or terms, a fit
+larger than the available memory), 2 on a bad command line.  Errors are one
+line on stderr, with control characters (of a file name, say) escaped, and
+input mistakes are caught before any fit.
 """
 
 
@@ -117,6 +123,7 @@ class _Parser(argparse.ArgumentParser):
     """Argument errors as a single line (no usage block), exit status 2."""
 
     def error(self, message):
+        message = _printable(" ".join(message.split()))
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 

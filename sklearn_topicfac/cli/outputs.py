@@ -1,6 +1,7 @@
 """The outputs: checked before any work, each written atomically.
 
-An output is never a symbolic link, an input or another output; it is
+An output is never a symbolic link, an input, another output or anything
+but a regular file (a device, a FIFO); its folder is proven writable; it is
 written to a temporary file in its folder and renamed, so an interrupted run
 leaves the old file intact.  The document-topic CSV protects its text cells
 from being read as spreadsheet formulas.
@@ -8,11 +9,14 @@ from being read as spreadsheet formulas.
 
 import csv
 import os
+import stat
+import sys
 import tempfile
 from pathlib import Path
 
 from ..inspection import document_topics
 from .inputs import _corpus_input, _CorpusError, _within
+from .options import _printable
 
 _OUTPUTS = (
     ("--doc-topics", "doc_topics"),
@@ -43,8 +47,10 @@ def _check_outputs(args):
 
     An output must not be a symbolic link (existing or dangling), an input
     (the model of ``apply``, the corpus file or a file in the corpus
-    folder) or another output; its folder must exist; it must not exist
-    unless ``--force``.
+    folder) or another output; its name must be one the file system can
+    store; its folder must exist and be writable; what exists under its
+    name must be a regular file (never a folder, device, FIFO or socket,
+    even with ``--force``), and is replaced only with ``--force``.
     """
     outputs = [
         (flag, Path(getattr(args, dest)))
@@ -60,38 +66,119 @@ def _check_outputs(args):
         if value is not None
     ]
     for i, (flag, path) in enumerate(outputs):
+        shown = _printable(str(path))
+        _check_encodable(flag, path)
         if path.is_symlink():
             raise _CorpusError(
-                f"{flag} {path} is a symbolic link; outputs are never written "
+                f"{flag} {shown} is a symbolic link; outputs are never written "
                 "through a link (give the path of the file itself)"
             )
         if not path.parent.is_dir():
             raise _CorpusError(
-                f"{flag} {path}: no such folder {path.parent} (create it first)"
+                f"{flag} {shown}: no such folder {_printable(str(path.parent))} "
+                "(create it first)"
             )
-        if path.is_dir():
-            raise _CorpusError(f"{flag} {path} is a folder; give a file name")
+        _check_replaceable(flag, path)
         for name, source in inputs:
             if _same_file(path, source):
                 raise _CorpusError(
-                    f"{flag} {path} is the {name} file; an output never replaces "
+                    f"{flag} {shown} is the {name} file; an output never replaces "
                     "an input (give another file name)"
                 )
             if source.is_dir() and _within(
                 os.path.realpath(path), os.path.realpath(source)
             ):
                 raise _CorpusError(
-                    f"{flag} {path} lies in the corpus folder {source}; write "
-                    "outputs outside it"
+                    f"{flag} {shown} lies in the corpus folder "
+                    f"{_printable(str(source))}; write outputs outside it"
                 )
         for other_flag, other in outputs[:i]:
             if _same_file(path, other):
                 raise _CorpusError(
-                    f"{other_flag} and {flag} are the same file {path}; give each "
+                    f"{other_flag} and {flag} are the same file {shown}; give each "
                     "output its own file"
                 )
         if path.exists() and not args.force:
-            raise _CorpusError(f"{flag} {path} exists; pass --force to overwrite it")
+            raise _CorpusError(f"{flag} {shown} exists; pass --force to overwrite it")
+        _check_writable(flag, path)
+
+
+def _check_encodable(flag, path):
+    """A name the file system cannot store (a lone surrogate under UTF-8):
+    refused here, where every later test of the path would quietly say it
+    does not exist and the write after the fit would fail."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError as exc:
+        raise _CorpusError(
+            f"{flag} {_printable(str(path))}: the file system cannot store this "
+            f"name (character {_printable(exc.object[exc.start])} at position "
+            f"{exc.start} is not valid {sys.getfilesystemencoding()}); give a "
+            "name without it"
+        ) from None
+
+
+# What stands under an output's name that an output never replaces (the
+# rename would put a regular file in place of a device node, say /dev/null).
+_NOT_FILES = (
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISFIFO, "FIFO (named pipe)"),
+    (stat.S_ISSOCK, "socket"),
+)
+
+
+def _not_a_file(path):
+    """What ``path`` is when it exists and is no regular file, else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        return "folder"
+    for test, kind in _NOT_FILES:
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) else "special file"
+
+
+def _check_replaceable(flag, path):
+    kind = _not_a_file(path)
+    if kind == "folder":
+        raise _CorpusError(
+            f"{flag} {_printable(str(path))} is a folder; give a file name"
+        )
+    if kind is not None:
+        raise _CorpusError(
+            f"{flag} {_printable(str(path))} is a {kind}, not a regular file; an "
+            "output replaces only a regular file, even with --force (give the "
+            f"name of a file, or leave out {flag} to write nothing)"
+        )
+
+
+def _check_writable(flag, path):
+    """The output's folder proven writable by making a file in it.
+
+    ``os.access`` alone is not the proof: it says yes to root whatever the
+    folder's permissions, and a folder can refuse new files for reasons it
+    does not see (``/proc``, a network file system's server, a full quota).
+    """
+    folder = path.parent
+    reason = None
+    if not os.access(folder, os.W_OK):
+        reason = "permission denied"
+    else:
+        try:
+            with tempfile.NamedTemporaryFile(prefix=".topicfac.", dir=folder):
+                pass
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+    if reason is not None:
+        raise _CorpusError(
+            f"{flag} {_printable(str(path))}: cannot write to the folder "
+            f"{_printable(str(folder))} ({reason}); choose a folder you can "
+            "write to, or make this one writable"
+        )
 
 
 def _new_file_mode():
@@ -108,9 +195,14 @@ def _write_atomically(path, write, force):
     temporary file.  A symbolic link at ``path`` is refused, never followed.
     """
     path = Path(path)
-    if path.is_symlink() or (path.exists() and not force):
+    if (
+        path.is_symlink()
+        or (path.exists() and not force)
+        or _not_a_file(path) is not None
+    ):
         raise _CorpusError(
-            f"{path} appeared while fitting (or is a symbolic link); not replaced"
+            f"{_printable(str(path))} appeared while fitting (or is a symbolic "
+            "link, or no regular file); not replaced"
         )
     mode = path.stat().st_mode & 0o777 if path.exists() else _new_file_mode()
     fd, temporary = tempfile.mkstemp(
