@@ -30,7 +30,7 @@ from sklearn.base import (
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .. import engine
 from .._docstrings import fill_doc
@@ -39,6 +39,7 @@ from ..engine.starts import resolve_init
 from ..kernels import _backend, normalize_rows
 from ..kernels.coordinate import CD_WORK
 from ..models._completion import held_out_log_likelihood
+from . import _state
 
 
 def tiny_data_exponent(X):
@@ -172,8 +173,9 @@ def all_or_nothing(fresh):
             try:
                 return method(self, *args, **kwargs)
             except BaseException:
-                vars(self).clear()
-                vars(self).update(saved)
+                # One assignment, so that a second interrupt during the
+                # restore finds either state, never an emptied estimator.
+                self.__dict__ = saved
                 for name, state in generators.items():
                     saved[name].set_state(state)
                 raise
@@ -187,8 +189,33 @@ class TopicEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     """What every estimator of the package is: a transformer with topics.
 
     ``components_`` holds one row per topic; ``transform`` gives one column
-    per topic.
+    per topic.  ``_fitted_state`` declares what its fitted attributes must be
+    (`estimators._state`): the shapes of those the kernels read are checked
+    before every use, everything at load.
     """
+
+    _fitted_state: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "fit_transform" in vars(cls):
+            # scikit-learn wraps fit_transform (just now, in the call above)
+            # to convert its output to the set_output container; a failed
+            # conversion (polars not installed...) must leave the estimator
+            # as it was too, so the rollback goes around that as well.
+            cls.fit_transform = all_or_nothing(fresh=False)(cls.fit_transform)
+
+    def _check_fitted(self):
+        """``check_is_fitted``, then the shapes and dtypes of the fitted arrays
+        the kernels read, so that no state set by hand reaches them
+        inconsistent."""
+        _state.check_shapes(self, self._fitted_state)
+
+    def _check_fitted_state(self):
+        """Every fitted attribute against ``_fitted_state``: shapes, dtypes,
+        values; a fitted solver names one the estimator has."""
+        if _state.check_state(self, self._fitted_state) is not None:
+            _state.check_solvers(self)
 
     def inverse_transform(self, X):
         """Map a document representation back to feature space: ``X @ components_``.
@@ -208,7 +235,7 @@ class TopicEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         -------
         X_original : ndarray of shape (n_samples, n_features)
         """
-        check_is_fitted(self)
+        self._check_fitted()
         return reconstruct(X, self.components_)
 
     @property
@@ -246,6 +273,7 @@ class TopicFactorization(TopicEstimator):
         "verbose": ["verbose"],
     }
 
+    _fitted_state = _state.FACTORIZATION_STATE
     _default_init = "nndsvda"
     _blockwise = True
     # The model of c X is that of X with the document factor and the
@@ -612,7 +640,7 @@ class TopicFactorization(TopicEstimator):
         X_new : ndarray of shape (n_samples, n_components)
             Deterministic: the same input always gives the same output.
         """
-        check_is_fitted(self)
+        self._check_fitted()
         if is_dask_array(X):
             return engine.map_row_blocks(
                 functools.partial(self.transform, normalize=normalize),
@@ -649,7 +677,7 @@ class TopicFactorization(TopicEstimator):
         >>> np.allclose(model.topic_proportions(X).sum(axis=1), 1.0)
         True
         """
-        check_is_fitted(self)
+        self._check_fitted()
         X = self._validate_X(X, reset=False)
         exponent = tiny_data_exponent(X) if self._scale_equivariant else 0
         if exponent:
@@ -664,7 +692,7 @@ class TopicFactorization(TopicEstimator):
         P_w_given_z : ndarray of shape (n_components, n_features)
             Each row sums to one.
         """
-        check_is_fitted(self)
+        self._check_fitted()
         return normalize_rows(self.components_)[0]
 
     # -------------------------------------------------------------- score
@@ -767,7 +795,7 @@ class TopicFactorization(TopicEstimator):
 
     def _completion_log_likelihood(self, X):
         """Summed held-out log-likelihood of ``X`` and the number of held-out words."""
-        check_is_fitted(self)
+        self._check_fitted()
         X = self._validate_X(X, reset=False)
         seed = self.random_state if isinstance(self.random_state, Integral) else 0
         return held_out_log_likelihood(self._build_model(), X, self.components_, seed)
@@ -822,6 +850,8 @@ class StepwiseEM:
             (the number of mini-batches seen).
         """
         first = not hasattr(self, "n_batch_iter_")
+        if not first:
+            self._check_fitted()
         X = self._validate_X(X, reset=first)
         model = self._build_model()
         averages = None

@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._docstrings import fill_doc
 from ..models import KLNMFModel, PLSIModel
+from . import _state
 from ._base import TopicFactorization, resolve_solver
 
 
@@ -195,6 +196,13 @@ class HybridNMFPLSI(TopicFactorization):
     _iteration_limit = "n_rounds"
     _scale_equivariant = True
     _objective_attributes = ("phase_losses_",)
+    _fitted_state = {
+        **_state.FACTORIZATION_STATE,
+        **_state.PROBABILISTIC_STATE,
+        "n_rounds_": _state.Scalar(integral=True, low=0),
+        "phase_losses_": _state.Array((None,), values="finite"),
+        "phase_n_iter_": _state.Array((None,), integer=True),
+    }
 
     def _build_model(self):
         # The fitted parametrization is PLSI's, so are the fold-in and the

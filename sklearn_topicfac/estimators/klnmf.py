@@ -6,6 +6,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._docstrings import fill_doc
 from ..models import KLNMFModel, NormalizedNMFModel
+from . import _state
 from ._base import StepwiseEM, TopicFactorization, resolve_solver
 
 
@@ -258,6 +259,8 @@ class NormalizedNMF(KLNMF):
     >>> round(float(model.p_z_.sum()), 6)
     1.0
     """
+
+    _fitted_state = {**_state.FACTORIZATION_STATE, **_state.PROBABILISTIC_STATE}
 
     def _build_model(self):
         return NormalizedNMFModel(

@@ -1,6 +1,7 @@
 """Latent Dirichlet allocation and Gamma-Poisson factorization by mean-field
 variational inference, in NMF form."""
 
+import copy
 import warnings
 from dataclasses import replace
 from numbers import Integral, Real
@@ -20,6 +21,7 @@ from ..engine.loop import ROUNDING
 from ..engine.starts import resolve_init
 from ..kernels import normalize_rows, thread_budget
 from ..models import CVB0Model, GammaPoissonModel, LDAModel
+from . import _state
 from ._base import TopicFactorization, all_or_nothing
 
 # GammaPoissonVI's partial_fit runs on LDAVI's default online schedule
@@ -37,6 +39,11 @@ CVB0_SWEEPS = 3
 class _Variational(TopicFactorization):
     """What LDAVI and GammaPoissonVI share: priors, restarts, moves, bound."""
 
+    _fitted_state = {
+        **_state.FACTORIZATION_STATE,
+        "doc_topic_prior_": _state.Array(("k",), values="positive", kernel=True),
+    }
+
     _parameter_constraints: dict = {
         **TopicFactorization._parameter_constraints,
         "doc_topic_prior": [
@@ -48,6 +55,20 @@ class _Variational(TopicFactorization):
         "max_doc_update_iter": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"nndsvda", "random", "custom"}), None],
     }
+
+    def _check_fitted_state(self):
+        """Also: the fitted priors are those the prior parameters give (the
+        fold-in reads them, so another positive value would change it)."""
+        super()._check_fitted_state()
+        if "doc_topic_prior_" not in vars(self):
+            return
+        resolved = copy.copy(self)
+        resolved._resolve_priors()
+        for name in ("doc_topic_prior_", "topic_word_prior_"):
+            if name in vars(self) and not np.array_equal(
+                getattr(resolved, name), getattr(self, name)
+            ):
+                _state.fail(self, name, f"is not what {name[:-1]} gives")
 
     def _resolve_priors(self):
         k = self.n_components
@@ -118,6 +139,8 @@ class _Variational(TopicFactorization):
             The updated estimator.
         """
         first = not hasattr(self, "components_")
+        if not first:
+            self._check_fitted()
         X = self._validate_X(X, reset=first)
         model = self._vb_model() if not first else None
         if first:
@@ -522,6 +545,13 @@ default=None
     >>> lda.perplexity(X[:1]) < 4.0       # per-word, fine on a single document
     True
     """
+
+    _fitted_state = {
+        **_Variational._fitted_state,
+        "topic_word_prior_": _state.Scalar(
+            low=0, low_open=True, optional=True, kernel=True
+        ),
+    }
 
     _parameter_constraints: dict = {
         **_Variational._parameter_constraints,

@@ -6,6 +6,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._docstrings import fill_doc
 from ..models import PLSIModel
+from . import _state
 from ._base import StepwiseEM, TopicFactorization, resolve_solver
 
 
@@ -173,6 +174,7 @@ class PLSI(StepwiseEM, TopicFactorization):
         self.verbose = verbose
 
     _scale_equivariant = True
+    _fitted_state = {**_state.FACTORIZATION_STATE, **_state.PROBABILISTIC_STATE}
 
     def _solvers(self):
         return {"solver": resolve_solver(self.solver)}

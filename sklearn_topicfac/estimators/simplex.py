@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from sklearn.base import _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .._docstrings import fill_doc
 from .._validation import (
@@ -21,6 +21,8 @@ from .._validation import (
 from ..engine import Blocks
 from ..kernels import completion_log_likelihood
 from ..models import SimplexMap
+from ..models.simplex import simplex_rotation
+from . import _state
 from ._base import TopicEstimator, all_or_nothing
 from .plsi import PLSI
 
@@ -286,6 +288,87 @@ class SimplexPLSA(TopicEstimator):
         "point_mass": [Interval(Real, 0, None, closed="neither")],
     }
 
+    # "a": the principal axes kept, "d" = a + 1: the simplex's coordinates.
+    _fitted_state = {
+        "components_": _state.Array(("k", "m"), values="finite", kernel=True),
+        "embedding_": _state.Array(("n", "k")),
+        "mean_": _state.Array(("m",), values="any"),
+        "singular_values_": _state.Array(("a",), values="any"),
+        "principal_axes_": _state.Array(("a", "m"), values="finite"),
+        "transformation_": _state.Array(("d", "d"), values="finite"),
+        "loss_": _state.Scalar(),
+        "loss_history_": _state.Array((None,), values="finite"),
+        "n_iter_": _state.Scalar(integral=True, low=0),
+    }
+    # The fitted map onto the simplex, which transform and score apply.
+    _map_state = {
+        # Within float64's exponents (the data were scaled by 2**-exponent).
+        "exponent": _state.Scalar(integral=True, low=-1100, high=1100),
+        "mean": _state.Array(("m",), values="finite", kernel=True),
+        "singular_values": _state.Array(("a",), kernel=True),
+        "axes": _state.Array(("a", "m"), values="finite", kernel=True),
+        "rotation": _state.Array(("d", "d"), values="finite", kernel=True),
+        "b_mean": _state.Array(("d",), values="finite", kernel=True),
+        "low": _state.Scalar(kernel=True),
+        "scale": _state.Scalar(low=0, low_open=True, kernel=True),
+    }
+
+    def _check_fitted(self):
+        sizes = _state.check_shapes(self, self._fitted_state)
+        self._check_map_and_plsa(sizes, values=False)
+
+    def _check_fitted_state(self):
+        sizes = _state.check_state(self, self._fitted_state)
+        if sizes is not None:
+            self._check_map_and_plsa(sizes, values=True)
+
+    def _check_map_matches_attributes(self, simplex_map):
+        """The public attributes are the map's, in the data's dtype; the
+        rotation is the one of its dimension."""
+        with np.errstate(over="ignore"):
+            derived = {
+                "mean_": simplex_map.data_mean(),
+                "singular_values_": simplex_map.data_singular_values(),
+                "principal_axes_": simplex_map.axes,
+                "transformation_": simplex_map.rotation,
+            }
+        for name, value in derived.items():
+            fitted = getattr(self, name)
+            if not np.array_equal(value.astype(fitted.dtype), fitted, equal_nan=True):
+                _state.fail(self, "simplex_map_", f"does not give {name}")
+        d = simplex_map.rotation.shape[0]
+        if not np.array_equal(simplex_map.rotation, simplex_rotation(d)):
+            _state.fail(self, "simplex_map_", "has a rotation no fit makes")
+
+    def _check_map_and_plsa(self, sizes, values):
+        """The simplex map (``a`` axes, ``d = a + 1`` coordinates) and the
+        PLSA step fitted on its ``d`` coordinates with the same topics."""
+        simplex_map = getattr(self, "simplex_map_", None)
+        if not isinstance(simplex_map, SimplexMap):
+            _state.fail(self, "simplex_map_", "is not a fitted SimplexMap")
+        _state.check_members(
+            self, "simplex_map_", simplex_map, self._map_state, sizes, values
+        )
+        if values:
+            self._check_map_matches_attributes(simplex_map)
+        if sizes.setdefault("d", sizes["a"] + 1) != sizes["a"] + 1:
+            _state.fail(
+                self, "simplex_map_", "has a rotation that does not fit its axes"
+            )
+        plsa = getattr(self, "plsa_", None)
+        if not isinstance(plsa, TopicEstimator) or isinstance(plsa, SimplexPLSA):
+            _state.fail(self, "plsa_", "is not a topic model of the package")
+        if values:
+            plsa._check_fitted_state()
+        plsa._check_fitted()
+        if plsa.n_features_in_ != sizes["d"]:
+            d = sizes["d"]
+            _state.fail(
+                self, "plsa_", f"is not fitted on the simplex's {d} coordinates"
+            )
+        if plsa.components_.shape[0] != sizes["k"]:
+            _state.fail(self, "plsa_", f"does not have the {sizes['k']} topics")
+
     def __init__(
         self,
         n_components=10,
@@ -494,7 +577,7 @@ class SimplexPLSA(TopicEstimator):
             training data (relative to its spread) that their image on the
             simplex exceeds the float range.
         """
-        check_is_fitted(self)
+        self._check_fitted()
         X = self._validate_X(X, reset=False)
         P = self._simplex_points(X, rescale_rows=True)
         return self.plsa_.transform(P * self.point_mass, normalize=normalize)
@@ -537,7 +620,7 @@ class SimplexPLSA(TopicEstimator):
             If ``X`` is not a finite numeric 2-D array with ``n_components``
             columns.
         """
-        check_is_fitted(self)
+        self._check_fitted()
         return reconstruct(X, self.components_)
 
     @fill_doc
@@ -578,7 +661,7 @@ class SimplexPLSA(TopicEstimator):
             At most 0; the maximum, :math:`-\\frac{1}{n} \\sum_d H(p_d)`, is
             reached when every point lies inside the learned simplex.
         """
-        check_is_fitted(self)
+        self._check_fitted()
         X = self._validate_X(X, reset=False)
         P = sp.csr_matrix(self._simplex_points(X, rescale_rows=False))
         P.eliminate_zeros()

@@ -283,6 +283,7 @@ def test_partial_fit_is_stepwise_em():
     def expected_counts(H):
         ref = PLSI(n_components=3)
         ref.components_, ref.p_z_ = H, np.full(3, 1 / 3)
+        ref.n_features_in_ = X.shape[1]  # what a fit sets beside them
         # The count-scale fold-in: P(z|d) times the document lengths.
         W = ref.transform(X) * np.asarray(X.sum(axis=1))
         R = X.multiply(1 / (W @ H)).tocsr()
