@@ -19,11 +19,19 @@ import inspect
 import io
 import json
 import lzma
+import os
+import re
+import stat
+import warnings
 import zipfile
 import zlib
+from numbers import Integral
 from pathlib import Path
 
+import numpy as np
+
 from . import estimators
+from ._validation import printable
 from ._version import __version__
 from .estimators.simplex import SimplexPLSA
 from .models.simplex import SimplexMap
@@ -71,14 +79,57 @@ _PICKLE_OPENERS = (
 )
 
 
-def _trusted_types():
-    """The package's types a model file may hold (beyond skops' defaults).
-
-    skops trusts scikit-learn's estimators, NumPy's types and Python's
-    built-in containers by default.
-    """
-    classes = [getattr(estimators, name) for name in estimators.__all__]
-    return [f"{c.__module__}.{c.__qualname__}" for c in (*classes, SimplexMap)]
+_PACKAGE = "sklearn_topicfac."
+# Every type a model file of the package holds, and nothing else: the
+# package's estimators, what topicfac --save-model puts in front of them
+# (checked setting by setting in `_check_loaded`), NumPy's arrays and the
+# scalar types of their dtypes, Python's containers.
+_TRUSTED = frozenset(
+    [
+        *(
+            f"{cls.__module__}.{cls.__qualname__}"
+            for cls in (*map(estimators.__dict__.get, estimators.__all__), SimplexMap)
+        ),
+        "sklearn.pipeline.Pipeline",
+        "sklearn.feature_extraction.text.CountVectorizer",
+        "sklearn.compose._column_transformer.ColumnTransformer",
+        "sklearn.preprocessing._function_transformer.FunctionTransformer",
+        "numpy.ndarray",
+        "numpy.random.mtrand.RandomState",
+        *(
+            f"numpy.{name}"
+            for name in (
+                "int8 int16 int32 int64 uint8 uint16 uint32 uint64 "
+                "float16 float32 float64 bool_ bool"
+            ).split()
+        ),
+        *(
+            f"builtins.{name}"
+            for name in "dict list tuple str int float bool NoneType slice".split()
+        ),
+    ]
+)
+# The kinds of skops node those types are written as; a function, method or
+# operator node is never in a model file.
+_LOADERS = frozenset(
+    "ObjectNode DictNode ListNode TupleNode JsonNode TypeNode NdArrayNode "
+    "RandomStateNode SliceNode".split()
+)
+# A model file nests about 20 levels; skops rebuilds objects recursively.
+_MAX_DEPTH = 64
+# load(max_size="auto"): what the members may inflate to.
+_MIN_SIZE_CAP = 64 * 2**20
+_SIZE_RATIO = 20
+# Parameters that set how long a fit or a fold-in runs: a file may set them
+# up to this, beyond which apply would run for hours.
+_ITERATION_PARAMETERS = (
+    "max_iter",
+    "max_doc_update_iter",
+    "n_init",
+    "n_rounds",
+    "split_merge",
+)
+_MAX_ITERATIONS = 100_000
 
 
 def save(estimator, path):
@@ -122,16 +173,40 @@ def save(estimator, path):
     return path
 
 
-def load(path, *, trust_pickle=False):
+def load(path, *, trust_pickle=False, max_size="auto"):
     """Read a model written by :func:`save` or ``topicfac --save-model``.
 
-    A skops file is checked before anything is built from it: every type
-    it names must be one of the package's estimators (or the small objects
-    they hold), a scikit-learn estimator, a NumPy type or a built-in
-    container; otherwise nothing is loaded and a ``ValueError`` names the
-    untrusted types.  A pickle (``joblib.dump``, or ``topicfac
-    --save-model`` before it wrote skops files) is refused unless
-    ``trust_pickle=True``: reading a pickle can run any code it contains.
+    A model file may come from anyone, so nothing in it is trusted until it
+    has been checked, in this order:
+
+    1. **The file.**  It must be a regular file (a FIFO, device or folder is
+       refused before it is opened for reading), a skops file, and its
+       members may not inflate beyond ``max_size`` bytes nor nest deeper
+       than 64 levels.
+    2. **Its types.**  Every object it names must be one a model file of the
+       package holds: the package's estimators, a scikit-learn ``Pipeline``,
+       ``CountVectorizer`` or ``ColumnTransformer`` (what ``topicfac
+       --save-model`` puts in front of the model), NumPy arrays and scalar
+       types, and Python's containers.  Otherwise nothing is built and a
+       ``ValueError`` names the types.
+    3. **Their settings.**  A pipeline caches nothing (``memory=None``); a
+       vectorizer reads the documents it is given, not files they name
+       (``input="content"``), with no callables and a vocabulary whose
+       columns are ``0 .. V-1``; a column selector only passes columns
+       through; each step's input width is the previous step's output.
+    4. **The model.**  Its parameters pass the checks ``fit`` makes (an
+       iteration count above 100,000 is refused too: set it after loading
+       if you mean it), and every fitted attribute has the shape, dtype and
+       values a fit gives it (finite, non-negative where it must be, one
+       prior per topic, ``components_`` of ``n_features_in_`` columns).
+
+    Parameters a file saved by an older version lacks get the value that
+    keeps that version's behaviour.  A file saved by a newer version loads
+    with a warning naming both versions; a class that has moved since
+    (module renamed) is found under its new name.  A pickle (``joblib.dump``,
+    or ``topicfac --save-model`` before it wrote skops files) is refused
+    unless ``trust_pickle=True``: reading a pickle can run any code it
+    contains.
 
     Parameters
     ----------
@@ -141,6 +216,10 @@ def load(path, *, trust_pickle=False):
         Also load a pickle (or joblib) file.  Only for files from a source
         you trust.  Pickles of models saved before the package's modules
         were reorganized (e.g. naming ``sklearn_topicfac._klnmf``) load too.
+    max_size : int or "auto", default="auto"
+        The most bytes the file's members may inflate to: ``"auto"`` is 64
+        MiB plus 20 times the file's size (:func:`save` writes its arrays
+        uncompressed, about the file's size).
 
     Returns
     -------
@@ -150,10 +229,13 @@ def load(path, *, trust_pickle=False):
     Raises
     ------
     ValueError
-        The file holds untrusted types, is a pickle and ``trust_pickle`` is
-        False, is neither a skops file nor a pickle, or names classes this
-        version of sklearn-topicfac does not have (the message gives the
-        version that saved it, when recorded, and the installed one).
+        The file is not a regular file, holds untrusted types or settings,
+        inconsistent fitted state, inflates beyond ``max_size``, nests too
+        deeply, is a pickle and ``trust_pickle`` is False, is neither a
+        skops file nor a pickle, or names classes this version of
+        sklearn-topicfac does not have (the message gives the version that
+        saved it, when recorded, and the installed one).  Control
+        characters from the file are escaped in the message.
     FileNotFoundError
         There is no such file.
 
@@ -169,19 +251,19 @@ def load(path, *, trust_pickle=False):
     (2, 6)
     """
     path = Path(path)
-    with open(path, "rb") as fh:
-        head = fh.read(6)
-    if head.startswith(_ZIP_MAGIC):
-        return _load_skops(path)
-    opener = next((op for magic, op in _PICKLE_OPENERS if head.startswith(magic)), None)
+    shown = printable(path)
+    data = _read_regular_file(path, shown)
+    if data.startswith(_ZIP_MAGIC):
+        return _load_skops(data, shown, max_size)
+    opener = next((op for magic, op in _PICKLE_OPENERS if data.startswith(magic)), None)
     if opener is None:
         raise ValueError(
-            f"{path} is not a model file: neither a skops file (what "
+            f"{shown} is not a model file: neither a skops file (what "
             "sklearn_topicfac.save and topicfac --save-model write) nor a pickle."
         )
     if not trust_pickle:
         raise ValueError(
-            f"{path} is a pickle (joblib) file, not a skops file: loading a pickle "
+            f"{shown} is a pickle (joblib) file, not a skops file: loading a pickle "
             "can run any code it contains, so it is loaded only when you trust "
             "where it came from (load(..., trust_pickle=True), or topicfac apply "
             "--trust-pickle)."
@@ -189,60 +271,480 @@ def load(path, *, trust_pickle=False):
     return _load_pickle(path, opener)
 
 
+def _read_regular_file(path, shown):
+    """The bytes of ``path``, refused unless it is a regular file.
+
+    Opened without blocking (a FIFO would otherwise wait for a writer
+    forever) and checked on the open descriptor, so that what is read is
+    what was checked.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except IsADirectoryError as exc:
+        raise ValueError(f"{shown} is a folder, not a model file.") from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = (
+                "a folder"
+                if stat.S_ISDIR(mode)
+                else "a FIFO (named pipe)"
+                if stat.S_ISFIFO(mode)
+                else "a device"
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a socket"
+                if stat.S_ISSOCK(mode)
+                else "not a regular file"
+            )
+            raise ValueError(f"{shown} is {kind}, not a model file.")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as fh:
+            fd = None
+            return fh.read()
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
 def _saved_by(archive):
     try:
-        return json.loads(archive.read(_VERSION_ENTRY))["version"]
-    except (KeyError, ValueError, TypeError):
+        version = json.loads(archive.read(_VERSION_ENTRY))["version"]
+    except (KeyError, ValueError, TypeError, RecursionError, zipfile.BadZipFile):
         return None
+    return version if isinstance(version, str) else None
 
 
-def _load_skops(path):
+def _load_skops(data, shown, max_size):
     import skops.io
-    from skops.io.exceptions import UntrustedTypesFoundException
 
-    try:
-        with zipfile.ZipFile(path) as archive:
-            saved_by = _saved_by(archive)
-    except zipfile.BadZipFile as exc:
-        raise ValueError(f"{path} is not a readable skops file ({exc}).") from exc
-    trusted = _trusted_types()
-    try:
-        untrusted = skops.io.get_untrusted_types(file=path)
-    except Exception as exc:
-        raise ValueError(f"{path} is not a readable skops file ({exc}).") from exc
-    refused = sorted(set(untrusted) - set(trusted))
-    foreign = [name for name in refused if not name.startswith("sklearn_topicfac.")]
+    archive, schema, saved_by = _open_archive(data, shown, max_size)
+    _check_newer(shown, saved_by)
+    moved = _map_moved_modules(schema)
+    names = _schema_types(schema, shown)
+    foreign = sorted(n for n in names - _TRUSTED if not n.startswith(_PACKAGE))
     if foreign:
         raise ValueError(
-            f"{path} holds types a model file of sklearn-topicfac never holds, so "
-            f"it was not loaded: {', '.join(foreign)}."
+            f"{shown} holds types a model file of sklearn-topicfac never holds, so "
+            f"it was not loaded: {printable(', '.join(foreign))}."
         )
-    if refused:
+    missing = sorted(names - _TRUSTED)
+    if missing:
         # Classes of the package this version does not have (under that name).
-        missing = f"no class {', '.join(refused)}"
-        raise ValueError(_version_message(path, saved_by, missing))
-    try:
-        return skops.io.load(path, trusted=trusted)
-    except UntrustedTypesFoundException as exc:
         raise ValueError(
-            f"{path} holds types a model file of sklearn-topicfac never holds, so "
-            f"it was not loaded: {exc}."
-        ) from exc
+            _version_message(shown, saved_by, f"no class {', '.join(missing)}")
+        )
+    if moved:
+        data = _with_schema(archive, schema)
+    try:
+        untrusted = set(skops.io.get_untrusted_types(data=data))
+        if untrusted - _TRUSTED:
+            raise ValueError(
+                f"{shown} holds types a model file of sklearn-topicfac never "
+                f"holds: {printable(', '.join(sorted(untrusted - _TRUSTED)))}."
+            )
+        obj = skops.io.load(io.BytesIO(data), trusted=sorted(names))
+    except ValueError:
+        raise
     except (ImportError, AttributeError) as exc:
-        raise ValueError(_version_message(path, saved_by, exc)) from exc
+        raise ValueError(_version_message(shown, saved_by, exc)) from exc
+    except (Exception, RecursionError) as exc:
+        raise ValueError(
+            f"{shown} is not a readable skops file "
+            f"({type(exc).__name__}: {printable(exc)})."
+        ) from exc
+    _upgrade_parameters(obj)
+    _check_loaded(obj, shown)
+    return obj
 
 
-def _version_message(path, saved_by, exc):
+def _open_archive(data, shown, max_size):
+    """The archive, its schema (checked for size and depth) and its version."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        raise ValueError(f"{shown} is not a readable skops file ({exc}).") from exc
+    limit = _MIN_SIZE_CAP + _SIZE_RATIO * len(data) if max_size == "auto" else max_size
+    if not isinstance(limit, Integral) or limit < 0:
+        raise ValueError(
+            f"max_size must be a non-negative integer or 'auto', not {max_size!r}"
+        )
+    inflated = sum(member.file_size for member in members)
+    if inflated > limit:
+        raise ValueError(
+            f"{shown} would inflate to {inflated:,} bytes, more than the {limit:,} "
+            f"allowed for a file of {len(data):,} bytes; if you trust it, pass "
+            "load(..., max_size=N) with a larger N."
+        )
+    names = [member.filename for member in members]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{shown} holds two members of the same name; not loaded.")
+    try:
+        # zipfile reads no more than a member's declared size.
+        schema = json.loads(archive.read("schema.json"))
+    except KeyError as exc:
+        raise ValueError(f"{shown} is not a skops file: it has no schema.") from exc
+    except RecursionError as exc:
+        raise ValueError(f"{shown} nests deeper than a model file does.") from exc
+    except (ValueError, zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise ValueError(
+            f"{shown} is not a readable skops file ({printable(exc)})."
+        ) from exc
+    if _depth(schema) > _MAX_DEPTH:
+        raise ValueError(
+            f"{shown} nests deeper than {_MAX_DEPTH} levels; a model file of "
+            "sklearn-topicfac nests about 20. Not loaded."
+        )
+    return archive, schema, _saved_by(archive)
+
+
+def _depth(node):
+    """How deeply ``node`` nests (without recursion: the file sets it)."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > _MAX_DEPTH:
+            break
+        children = node.values() if isinstance(node, dict) else node
+        if isinstance(node, dict | list):
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _nodes(schema):
+    """Every node (a dict with ``__class__``) of a depth-checked schema."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "__class__" in node:
+                yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _schema_types(schema, shown):
+    """The ``module.class`` names of a schema; its node kinds checked."""
+    names = set()
+    for node in _nodes(schema):
+        loader = node.get("__loader__")
+        if loader not in _LOADERS:
+            raise ValueError(
+                f"{shown} holds a {printable(loader)!s} node, which a model file of "
+                "sklearn-topicfac never holds; not loaded."
+            )
+        module, cls = node.get("__module__"), node.get("__class__")
+        if not (isinstance(module, str) and isinstance(cls, str)):
+            raise ValueError(f"{shown} names a type without a module; not loaded.")
+        names.add(f"{module}.{cls}")
+    return names
+
+
+def _map_moved_modules(schema):
+    """Rename, in place, the modules of classes that have moved since the
+    file was written (`_MOVED_MODULES`); whether any was renamed."""
+    moved = False
+    for node in _nodes(schema):
+        module = node.get("__module__")
+        if module in _MOVED_MODULES:
+            node["__module__"] = _MOVED_MODULES[module]
+            moved = True
+    return moved
+
+
+def _with_schema(archive, schema):
+    """The archive's bytes with ``schema.json`` replaced."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as out:
+        for member in archive.infolist():
+            content = (
+                json.dumps(schema).encode()
+                if member.filename == "schema.json"
+                else archive.read(member)
+            )
+            out.writestr(member.filename, content)
+    return buffer.getvalue()
+
+
+def _check_newer(shown, saved_by):
+    if saved_by is None:
+        return
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        newer = Version(saved_by) > Version(__version__)
+    except InvalidVersion:
+        newer = False
+    if newer:
+        warnings.warn(
+            f"{shown} was saved by sklearn-topicfac {printable(saved_by)}, newer "
+            f"than the installed {__version__}: it loaded, but may hold settings "
+            "this version reads differently; upgrade sklearn-topicfac to be sure.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _version_message(shown, saved_by, exc):
     saved = (
-        f"sklearn-topicfac {saved_by}"
+        f"sklearn-topicfac {printable(saved_by)}"
         if saved_by
         else "a sklearn-topicfac whose version it does not record"
     )
     return (
-        f"{path} was saved by {saved}, and names a class the installed "
-        f"sklearn-topicfac {__version__} does not have ({exc}); load it with the "
-        "version that saved it, or fit the model again."
+        f"{shown} was saved by {saved}, and names a class the installed "
+        f"sklearn-topicfac {__version__} does not have ({printable(exc)}); load it "
+        "with the version that saved it, or fit the model again."
     )
+
+
+def _estimators_in(obj):
+    """The package's estimators ``obj`` is or holds (pipeline steps, inner
+    models), outermost first."""
+    from sklearn.pipeline import Pipeline
+
+    found, stack = [], [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Pipeline):
+            steps = item.__dict__.get("steps")
+            if isinstance(steps, list):
+                stack.extend(
+                    step[1] for step in reversed(steps) if isinstance(step, tuple)
+                )
+        elif isinstance(item, estimators.TopicEstimator):
+            found.append(item)
+            stack.extend(
+                value
+                for name in ("inner_model", "plsa_")
+                if isinstance(
+                    value := item.__dict__.get(name), estimators.TopicEstimator
+                )
+            )
+    return found
+
+
+def _upgrade_parameters(obj):
+    """Give each estimator the parameters added since its file was written:
+    the value that keeps the old behaviour (`_upgraded_state`)."""
+    for estimator in _estimators_in(obj):
+        vars(estimator).update(_upgraded_state(type(estimator), dict(vars(estimator))))
+
+
+def _refuse(shown, what, problem, fix):
+    raise ValueError(f"{shown}: {what} {problem}; {fix}. Not loaded.")
+
+
+def _check_loaded(obj, shown):
+    """Check what a skops file built, before anything uses it (see `load`)."""
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(obj, Pipeline):
+        _check_pipeline(obj, shown)
+    elif isinstance(obj, estimators.TopicEstimator):
+        _check_estimator(obj, shown)
+    else:
+        _refuse(
+            shown,
+            f"the file holds a {type(obj).__name__}",
+            "not a model",
+            "a model file holds an estimator of the package or a Pipeline ending "
+            "in one",
+        )
+
+
+def _check_pipeline(pipeline, shown):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    settings = vars(pipeline)
+    if settings.get("memory") is not None:
+        _refuse(
+            shown,
+            "the pipeline's memory",
+            "names a cache folder, whose files a refit would read as pickles",
+            "a saved pipeline has memory=None",
+        )
+    if settings.get("transform_input") is not None:
+        _refuse(shown, "the pipeline's transform_input", "is set", "it must be None")
+    steps = settings.get("steps")
+    if not (
+        isinstance(steps, list)
+        and steps
+        and all(
+            isinstance(step, tuple) and len(step) == 2 and isinstance(step[0], str)
+            for step in steps
+        )
+    ):
+        _refuse(shown, "the pipeline's steps", "are malformed", "refit and save it")
+    *heads, (_, last) = steps
+    if not isinstance(last, estimators.TopicEstimator):
+        _refuse(
+            shown,
+            "the pipeline",
+            f"ends in a {type(last).__name__}",
+            "a model file's pipeline ends in an estimator of the package",
+        )
+    width = None
+    for name, step in heads:
+        what = f"step {printable(name)!r} ({type(step).__name__})"
+        if isinstance(step, CountVectorizer):
+            width = _check_vectorizer(step, shown, what)
+        elif isinstance(step, ColumnTransformer):
+            width = _check_column_selector(step, shown, what, width)
+        else:
+            _refuse(
+                shown,
+                what,
+                "is not a step topicfac --save-model writes",
+                "a model file's pipeline is a CountVectorizer or a column "
+                "selector followed by the model",
+            )
+    _check_estimator(last, shown)
+    if width is not None and hasattr(last, "n_features_in_"):
+        if width != last.n_features_in_:
+            _refuse(
+                shown,
+                "the pipeline",
+                f"gives the model {width} columns where it was fitted on "
+                f"{last.n_features_in_}",
+                "refit and save it",
+            )
+
+
+def _check_vectorizer(vectorizer, shown, what):
+    """A vectorizer that reads its documents, runs no code, and whose
+    vocabulary numbers the columns 0 .. V-1; its width."""
+    settings = vars(vectorizer)
+    if settings.get("input") != "content":
+        _refuse(
+            shown,
+            f"{what} input={printable(settings.get('input'))!r}",
+            "would open the files or URLs the documents name",
+            "a saved vectorizer has input='content'",
+        )
+    for name in ("preprocessor", "tokenizer"):
+        if settings.get(name) is not None:
+            _refuse(shown, f"{what} {name}", "is set", "a saved vectorizer has None")
+    if settings.get("analyzer") not in ("word", "char", "char_wb"):
+        _refuse(
+            shown,
+            f"{what} analyzer",
+            "is not 'word', 'char' or 'char_wb'",
+            "a saved vectorizer uses one of those",
+        )
+    pattern = settings.get("token_pattern")
+    if pattern is not None and not (
+        isinstance(pattern, str) and _safe_pattern(pattern)
+    ):
+        _refuse(
+            shown,
+            f"{what} token_pattern {printable(pattern)!r}",
+            "repeats a repeated group (it could take hours on one document)",
+            "use a pattern without nested repetition",
+        )
+    try:
+        vectorizer._validate_params()
+    except ValueError as exc:
+        _refuse(shown, what, f"has an invalid setting ({printable(exc)})", "refit it")
+    vocabulary = settings.get("vocabulary_")
+    if vocabulary is None:
+        return None
+    columns = list(vocabulary.values()) if isinstance(vocabulary, dict) else None
+    if (
+        columns is None
+        or not all(isinstance(term, str) for term in vocabulary)
+        or not all(isinstance(j, Integral) for j in columns)
+        or sorted(int(j) for j in columns) != list(range(len(columns)))
+    ):
+        _refuse(
+            shown,
+            f"{what} vocabulary_",
+            "does not number its terms 0 .. V-1",
+            "refit and save the pipeline",
+        )
+    return len(columns)
+
+
+def _safe_pattern(pattern):
+    """Whether a regular expression has no repeated group holding a repeat:
+    the shape ((a+)+, (a|a)*...) whose backtracking grows exponentially."""
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    # Repeats inside a group that is itself repeated.
+    return re.search(r"\((?:[^()\\]|\\.)*[*+}](?:[^()\\]|\\.)*\)[*+{]", pattern) is None
+
+
+def _check_column_selector(selector, shown, what, width):
+    """A ColumnTransformer that only passes columns through (what the CLI
+    saves in front of a count matrix's model); its width."""
+    from sklearn.preprocessing import FunctionTransformer
+
+    settings = vars(selector)
+    fitted = settings.get("transformers_", settings.get("transformers"))
+    n_in = settings.get("n_features_in_", width)
+    ok = isinstance(fitted, list) and settings.get("remainder") in ("drop", None)
+    kept = 0
+    for entry in fitted if ok else ():
+        if not (isinstance(entry, tuple) and len(entry) == 3):
+            ok = False
+            break
+        _, transformer, columns = entry
+        if isinstance(transformer, FunctionTransformer):
+            identity = all(
+                vars(transformer).get(name) is None
+                for name in ("func", "inverse_func", "kw_args", "inv_kw_args")
+            )
+            ok = ok and identity
+        elif transformer not in ("passthrough", "drop"):
+            ok = False
+        columns = np.asarray(columns)
+        if transformer == "drop":
+            continue
+        if columns.dtype.kind not in "iu" or (
+            columns.size
+            and not (
+                isinstance(n_in, Integral)
+                and columns.min() >= 0
+                and columns.max() < n_in
+            )
+        ):
+            ok = False
+        kept += columns.size
+    if not ok:
+        _refuse(
+            shown,
+            what,
+            "does more than pass columns through",
+            "a model file's column selector only keeps columns",
+        )
+    return kept
+
+
+def _check_estimator(estimator, shown):
+    """The parameters ``fit`` accepts, the iteration caps, the fitted state."""
+    name = type(estimator).__name__
+    try:
+        estimator._validate_params()
+        for parameter in _ITERATION_PARAMETERS:
+            value = vars(estimator).get(parameter)
+            if isinstance(value, Integral) and value > _MAX_ITERATIONS:
+                raise ValueError(
+                    f"{parameter}={value} is above the {_MAX_ITERATIONS:,} a model "
+                    "file may set (set it with set_params after loading if you mean "
+                    "it)"
+                )
+        estimators.check_fitted_state(estimator)
+    except ValueError as exc:
+        raise ValueError(
+            f"{shown}: the {name} it holds is refused: {printable(exc)}"
+        ) from exc
 
 
 def _load_pickle(path, opener):
@@ -266,7 +768,7 @@ def _load_pickle(path, opener):
     try:
         return Unpickler(str(path), io.BytesIO(data), **extra).load()
     except (ImportError, AttributeError) as exc:
-        raise ValueError(_version_message(path, None, exc)) from exc
+        raise ValueError(_version_message(printable(path), None, exc)) from exc
     except Exception as exc:
         raise ValueError(f"{path} is not a readable pickle ({exc}).") from exc
 

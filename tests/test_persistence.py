@@ -241,3 +241,102 @@ def test_a_pickle_naming_a_missing_module_names_the_versions(tmp_path):
     assert "sklearn_topicfac._gone_modules" in message
     assert f"installed sklearn-topicfac {sklearn_topicfac.__version__}" in message
     assert "version it does not record" in message
+
+
+def test_a_skops_file_written_before_a_class_moved_loads_through_the_map(
+    tmp_path, monkeypatch
+):
+    X = np.eye(4) + 1
+    model = KLNMF(n_components=2, random_state=0).fit(X)
+    path = save(model, tmp_path / "m.skops")
+    # The file of a KLNMF written when it lived in a module since renamed;
+    # unknown without the map, found through it.
+    old = _with_module_renamed(
+        path,
+        "sklearn_topicfac.estimators.klnmf",
+        "sklearn_topicfac.models_of_old",
+        tmp_path / "old.skops",
+    )
+    with pytest.raises(ValueError, match="does not have"):
+        load(old)
+    from sklearn_topicfac import persistence
+
+    monkeypatch.setitem(
+        persistence._MOVED_MODULES,
+        "sklearn_topicfac.models_of_old",
+        "sklearn_topicfac.estimators.klnmf",
+    )
+    loaded = load(old)
+    assert type(loaded) is KLNMF
+    assert np.array_equal(loaded.transform(X), model.transform(X))
+
+
+def test_the_modules_of_before_the_restructuring_load_from_skops_files(tmp_path):
+    X = np.eye(4) + 1
+    model = PLSI(n_components=2, random_state=0).fit(X)
+    path = save(model, tmp_path / "m.skops")
+    old = _with_module_renamed(
+        path,
+        "sklearn_topicfac.estimators.plsi",
+        "sklearn_topicfac._plsi",
+        tmp_path / "o",
+    )
+    assert np.array_equal(load(old).transform(X), model.transform(X))
+
+
+def test_a_file_from_a_newer_version_loads_with_a_warning_naming_both(tmp_path):
+    path = save(KLNMF(n_components=2).fit(np.eye(4) + 1), tmp_path / "m.skops")
+    newer = _with_module_renamed(
+        path,
+        "sklearn_topicfac.estimators.klnmf",
+        "sklearn_topicfac.estimators.klnmf",
+        tmp_path / "newer.skops",
+    )
+    with pytest.warns(UserWarning) as record:
+        load(newer)
+    (message,) = [str(w.message) for w in record if "newer" in str(w.message)]
+    assert "9.9.9" in message and sklearn_topicfac.__version__ in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        load(path)  # the installed version's own file: no warning
+
+
+def test_a_file_lacking_a_later_parameter_gets_the_old_behaviour(tmp_path):
+    X = np.eye(4) + 1
+    model = KLNMF(n_components=2, random_state=0, split_merge=0).fit(X)
+    path = save(model, tmp_path / "m.skops")
+    out = tmp_path / "older.skops"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
+        for item in src.namelist():
+            data = src.read(item)
+            if item == "schema.json":
+                schema = json.loads(data)
+                del schema["content"]["content"]["split_merge"]
+                del schema["content"]["content"]["n_init"]
+                data = json.dumps(schema).encode()
+            dst.writestr(item, data)
+    loaded = load(out)
+    params = loaded.get_params()  # failed before: a parameter was missing
+    assert params["split_merge"] == 0 and params["n_init"] == 1
+    assert np.array_equal(loaded.transform(X), model.transform(X))
+
+
+def test_load_refuses_what_is_not_a_regular_file(tmp_path):
+    os.mkfifo(tmp_path / "pipe.skops")
+    with pytest.raises(ValueError, match="FIFO"):
+        load(tmp_path / "pipe.skops")  # did block forever
+    with pytest.raises(ValueError, match="folder"):
+        load(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        load(tmp_path / "missing.skops")
+
+
+def test_load_caps_what_a_file_may_inflate_to(tmp_path):
+    model = KLNMF(n_components=2).fit(np.eye(40) + 1)
+    path = save(model, tmp_path / "m.skops")
+    size = path.stat().st_size
+    with pytest.raises(ValueError, match="inflate"):
+        load(path, max_size=size // 2)
+    load(path, max_size=2 * size)
+    with pytest.raises(ValueError, match="max_size"):
+        load(path, max_size=-1)
