@@ -106,10 +106,11 @@ class EstimatorSpec:
     #: Invalid values of estimator-specific parameters (each a ValueError
     #: naming the parameter).
     bad_params: MappingProxyType = field(default_factory=_frozen)
-    #: The solver under which an in-memory iteration is one map-reduce over
-    #: the documents, as block-wise fits and ``partial_fit`` run it whatever
-    #: the solver (KLNMF's "cd" and "dn", PLSI's "squarem", "cd" and "dn" need all
-    #: documents).
+    #: The solver whose iteration is one pass of updates over the documents
+    #: (multiplicative, EM, joint), for the tests that compare fits whose
+    #: sums are added in another order (threads, permuted rows) to 1e-10:
+    #: coordinate descent's projections, SQUAREM's extrapolations and the
+    #: Newton steps' fall-back decisions amplify that rounding.
     one_pass_params: MappingProxyType = field(default_factory=_frozen)
     #: The parameter variants that run other arithmetic (solvers, options),
     #: each fitted on its own where fits are compared across backends,
@@ -407,18 +408,27 @@ def classes_with(*flags, **values):
     return classes
 
 
-def estimator_variants(*flags, one_pass=False, **values):
+def runs_block_by_block(cls, params):
+    """Whether the solvers ``params`` resolve to run block by block, by
+    their declarations (`models.solvers`): the others are refused there."""
+    from sklearn_topicfac.models.solvers import MAP_REDUCE
+
+    est = cls(**params)
+    resolved = est._solvers().items() if hasattr(est, "_solvers") else ()
+    return all(
+        est._solver_models[parameter].solvers[name].needs == MAP_REDUCE
+        for parameter, name in resolved
+    )
+
+
+def estimator_variants(*flags, **values):
     """``pytest.param(cls, params)`` of every parameter variant (``variants``)
     of every spec selected as by `estimators_with`, with ids
-    ``"<name><params>"``.
-
-    ``one_pass=True``: the variants as a block-wise fit runs them, with
-    ``one_pass_params`` over each (the variants this makes equal count once).
-    """
+    ``"<name><params>"``."""
     params, seen = [], set()
     for spec in _selected(flags, values):
         for variant in spec.variants:
-            kw = {**variant, **spec.one_pass_params} if one_pass else dict(variant)
+            kw = dict(variant)
             key = (spec.name, tuple(sorted(kw.items())))
             if key not in seen:
                 seen.add(key)

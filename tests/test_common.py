@@ -733,9 +733,13 @@ def test_blockwise_fit_equals_in_memory_fit(spec):
     # split-merge moves included: tests/engine/test_out_of_core.py and
     # test_distributed.py check the estimators' own defaults.
     params = dict(n_components=3, random_state=2)
-    # (A block-wise fit runs the one-pass solver whatever the solver.)
-    ref = spec.make(**params, **spec.one_pass_params).fit(X_COUNTS)
+    # At the defaults: the same solver wherever the data are.
+    ref = spec.make(**params).fit(X_COUNTS)
     est = spec.make(**params).fit(Blocks(X_COUNTS, block_size=15))
+    for name in [n for n in vars(ref) if n.endswith("solver_")]:
+        assert getattr(est, name) == getattr(ref, name)
+    assert est.n_iter_ == ref.n_iter_
+    assert_allclose(est.loss_, ref.loss_, rtol=1e-9)
     # The same iterations, summed over blocks: the same fit up to rounding
     # (the tolerance of tests/engine/test_out_of_core.py).
     assert_allclose(est.components_, ref.components_, rtol=1e-6, atol=1e-12)

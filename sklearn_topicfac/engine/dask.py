@@ -25,6 +25,7 @@ from .._config import with_config
 from .online import online_task
 from .runners import (
     LocalRunner,
+    check_task,
     doc_task,
     entries_task,
     finish_task,
@@ -339,6 +340,29 @@ class DaskRunner:
             self._checkpoint()
         if self.callback is not None:
             self.callback(self.iteration, float(total["loss"]))
+        return total
+
+    def check(self, model, H, check):
+        """Every block's `check_task` where its block is, summed (a
+        read-only pass: the factors do not change, so a lost worker only
+        means rebuilding them and running the pass again)."""
+        client = self.client
+
+        def run():
+            H_f, check_f = self._put(H), self._put(check)
+            parts = [
+                client.submit(
+                    with_config(check_task), model, b, W, H_f, check_f, pure=False
+                )
+                for b, W in zip(self.blocks, self.states, strict=True)
+            ]
+            return self._reduce(parts)
+
+        total, parts = self._recovering(run)
+        # The proposal out to each worker, its sums back.
+        self.n_bytes[-1] += stats_nbytes(check.__dict__) * len(self._workers()) + sum(
+            stats_nbytes(p) for p in parts
+        )
         return total
 
     def online_epoch(self, model, carry, schedule, n_total):

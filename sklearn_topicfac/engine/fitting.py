@@ -63,8 +63,11 @@ def fit(model, runner, plan):
     fit took (measured in ``docs/real_text.md``).
     """
     fitted = model
-    if plan.online is not None or not isinstance(runner, InMemoryRunner):
-        # A block's document step sees some of the documents only.
+    if plan.online is not None:
+        model = model.for_online()
+    elif not isinstance(runner, InMemoryRunner):
+        # A block's document step sees some of the documents only: the
+        # solver's map-reduce form, or an error for one that has none.
         model = model.for_blocks()
     settings = final = plan.settings
     moving = bool(settings.moves and model.moves and plan.online is None)
@@ -91,6 +94,8 @@ def fit(model, runner, plan):
                 best, best_states, kept = result, runner.snapshot(), index
                 best_record = record
         runner.restore(best_states)
+        if plan.run_on and not best.converged:
+            best = run_on(model, runner, best, replace(settings, max_iter=plan.run_on))
         n_steps = best.n_steps
         moves = []
         if moving:

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ..kernels import flush_subnormal
+from ..models._base import Check
 from .starts import plan_start, random_start
 
 
@@ -46,7 +47,11 @@ def run(model, runner, H, settings, *, warm, label="fit", history=()):
         stats = runner.step(model, H, scale, warm or iteration > 0)
         iteration += 1
         loss = stats["loss"] + model.topic_loss(H)
-        H, scale = model.topic_step(H, stats)
+        update = model.topic_step(H, stats)
+        if isinstance(update, Check):
+            # The topics' update needs one more (read-only) pass.
+            update = model.settle(H, stats, update, runner.check(model, H, update))
+        H, scale = update
         # Subnormal entries would slow every pass over X (`flush_subnormal`);
         # they change no value of the model.
         H = flush_subnormal(H)

@@ -105,7 +105,7 @@ def partial_fit(model, X, H, state, schedule, t, *, rng, fresh):
     step has been taken yet, ``rng`` the generator of documents' starts
     that are drawn.  Returns ``(H, state, t, topic_mass)``.
     """
-    model = model.for_blocks()
+    model = model.for_online()
     X = X.astype(H.dtype, copy=False)
     n_total = X.shape[0] if schedule.total_samples is None else schedule.total_samples
     H, state, t, _, mass = online_batches(

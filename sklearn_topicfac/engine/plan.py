@@ -97,7 +97,9 @@ class Plan:
     turn, each to convergence, for up to ``n_rounds`` rounds
     (`engine.phases`), instead of the model's own iterations; the model
     given to `engine.fit` is then the parametrization of the start and of
-    the result.
+    the result.  ``run_on``: when the start kept has not converged, it runs
+    on up to this many iterations in all (CVB0's "starts, then the best runs
+    on").
     """
 
     start: Start
@@ -105,3 +107,4 @@ class Plan:
     online: Schedule | None = None
     phases: tuple = ()
     n_rounds: int = 1
+    run_on: int | None = None

@@ -55,6 +55,11 @@ def doc_task(model, block, W, H, scale, warm):
     return flush_subnormal(W_new), stats
 
 
+def check_task(model, block, W, H, check):
+    """One block's sums for a `models.Check` (its ``W`` left as it is)."""
+    return model.check_step(block.X, W, H, check)
+
+
 def finish_task(model, block, W, H, scale):
     """The last pass over a block: its objective and its final W (sorted order)."""
     if scale is not None:
@@ -83,9 +88,13 @@ def entries_task(model, block, responsibilities, t):
 def sum_stats(*parts):
     """Add up statistics dicts (arrays and floats, key by key)."""
     total = dict(parts[0])
-    for part in parts[1:]:
-        for key, value in part.items():
-            total[key] = total[key] + value
+    # A sum past the float range is inf, as the whole-data sum would be (a
+    # diagonal Newton curvature where the model is tiny: its proposal then
+    # falls back); no warning for it.
+    with np.errstate(over="ignore"):
+        for part in parts[1:]:
+            for key, value in part.items():
+                total[key] = total[key] + value
     return total
 
 
@@ -155,6 +164,15 @@ class LocalRunner:
             self.states[i], stats = doc_task(model, block, W, H, scale, warm)
             total = stats if total is None else sum_stats(total, stats)
         return total
+
+    def check(self, model, H, check):
+        """Every block's `check_task`, summed over blocks."""
+        return sum_stats(
+            *(
+                check_task(model, block, W, H, check)
+                for block, W in zip(self._blocks(), self.states, strict=True)
+            )
+        )
 
     def online_epoch(self, model, carry, schedule, n_total):
         """One online epoch, block after block (`online.online_task`).

@@ -12,8 +12,6 @@ A count-data estimator derives from `TopicFactorization` and defines
 ``_build_model()``; see ``docs/guide/adding_an_estimator.md``.
 """
 
-import contextlib
-import contextvars
 import functools
 import math
 from dataclasses import replace
@@ -36,8 +34,7 @@ from .. import engine
 from .._docstrings import fill_doc
 from .._validation import check_counts, is_dask_array, reconstruct, warn
 from ..engine.starts import resolve_init
-from ..kernels import _backend, normalize_rows
-from ..kernels.coordinate import CD_WORK
+from ..kernels import normalize_rows
 from ..models._completion import held_out_log_likelihood
 from . import _state
 
@@ -61,66 +58,24 @@ def tiny_data_exponent(X):
     return exponent + exponent % 2
 
 
-# The work of the in-memory fit being run (stored entries of a CSR ``X``
-# times k; 0 for other data), which ``solver="auto"`` reads: set by
-# `TopicFactorization._fit` around the fit (`_fit_work`).
-_FIT_WORK = contextvars.ContextVar("fit_work", default=None)
-
-
-@contextlib.contextmanager
-def _fit_work(work):
-    token = _FIT_WORK.set(work)
-    try:
-        yield
-    finally:
-        _FIT_WORK.reset(token)
-
-
-def resolve_solver(solver):
-    """``solver`` with ``"auto"`` resolved: coordinate descent (``"cd"``)
-    where its sweep runs on the numba engine (numba installed, ``backend``
-    ``"numba"``, or ``"auto"`` with the fit's work -- stored entries times
-    k times the sweep's `CD_WORK` -- at least the engine's threshold
-    ``kernels._backend.AUTO_MIN_WORK``, as the kernels choose), whose
-    compiled sweep makes it the faster way to a converged fit there, else
-    diagonal Newton (``"dn"``), made of whole-matrix products, the faster
-    way on the NumPy kernels (the measurements are in
-    ``docs/real_text.md``, "Does a default fit end converged?").  Outside
-    an in-memory fit (no work known) numba decides alone."""
+def resolve_solver(solver, *, tempered=False):
+    """``solver`` with ``"auto"`` resolved: diagonal Newton (``"dn"``), a
+    map-reduce (`models.solvers.DN`) that runs the same way in memory, block
+    by block and on Dask, and the fastest way to a converged fit on the
+    NumPy kernels (``docs/real_text.md``, "Does a default fit end
+    converged?"); with ``tempered`` (PLSI's ``beta < 1``), tempered EM."""
     if solver != "auto":
         return solver
-    work = _FIT_WORK.get()
-    return (
-        "cd"
-        if _backend.runs_compiled(None if work is None else work * CD_WORK)
-        else "dn"
-    )
-
-
-# ``max_iter="auto"``: the iteration cap of a fit by the solver it runs.
-# Coordinate descent's default fits end by ``tol`` within 369 sweeps on the
-# nine shared corpora; searches over k = 2..30 on re0 (a tuning corpus)
-# needed up to 386 sweeps (``GridSearchCV``) and 882 (``select_n_components``'s
-# fits on subsamples, PLSI's; KLNMF's 634) -- plateaus make the tail long --
-# so the cap is 1000.  Diagonal Newton (the default without numba) takes the
-# same cap: its default fits on the nine corpora end by ``tol`` within 497
-# iterations (Reuters), its searches over k on re0 and tr41 within the
-# numbers in ``docs/real_text.md``.
-# The multiplicative and EM updates keep the former default (scikit-learn's
-# ``NMF``'s): on real text they crawl, and more iterations would cost time
-# without ending their fits by ``tol`` (``docs/real_text.md``, "Does a
-# default fit end converged?").
-AUTO_MAX_ITER = {"cd": 1000, "dn": 1000, "other": 200}
+    return "em" if tempered else "dn"
 
 
 def resolve_max_iter(max_iter, solvers):
     """``max_iter`` with ``"auto"`` resolved for a fit running ``solvers``
-    (the resolved solver names): the largest of their caps in
-    `AUTO_MAX_ITER` (``"other"`` for a solver it does not name)."""
+    (their declarations, `models.solvers.Solver`): the largest of their
+    ``auto_max_iter``; 200 for a fit without solvers (the fold-in)."""
     if max_iter != "auto":
         return max_iter
-    other = AUTO_MAX_ITER["other"]
-    return max([AUTO_MAX_ITER.get(solver, other) for solver in solvers] or [other])
+    return max([solver.auto_max_iter for solver in solvers] or [200])
 
 
 def scaled(X, exponent):
@@ -284,6 +239,8 @@ class TopicFactorization(TopicEstimator):
     _objective_attributes = ()
     # The parameter whose limit a fit that did not converge reached.
     _iteration_limit = "max_iter"
+    # Per solver parameter, the model class whose solvers it names.
+    _solver_models: dict = {}
 
     def _build_model(self):  # pragma: no cover - abstract
         """The model (`sklearn_topicfac.models`) of this estimator's parameters."""
@@ -337,23 +294,31 @@ class TopicFactorization(TopicEstimator):
         """Refuse settings a block-wise fit does not support."""
 
     # ------------------------------------------------------------------ fit
-    def _iteration_cap(self, in_memory=True):
+    def _iteration_cap(self):
         """``max_iter`` as a number: ``"auto"`` (where the constraints allow
-        it) resolved by the solvers the fit runs (`resolve_max_iter`); a fit
-        block by block runs the multiplicative or EM updates whatever the
-        solver (`TopicModel.for_blocks`)."""
-        solvers = self._solvers().values() if in_memory else ()
+        it) resolved by the solvers the fit runs (`resolve_max_iter`), the
+        same wherever the data are."""
+        solvers = [
+            self._solver_models[parameter].solvers[name]
+            for parameter, name in self._solvers().items()
+        ]
         return resolve_max_iter(self.max_iter, solvers)
+
+    def _solver(self, parameter="solver"):
+        """The solver the fit resolved (`_resolve`): the fitted
+        ``<parameter>_`` (the parameter, resolved, for a model saved before
+        it had one)."""
+        return vars(self).get(f"{parameter}_") or self._solvers()[parameter]
 
     def _fold_in_iter(self):
         """The fold-in sweeps of ``transform``: ``max_iter``, ``"auto"``
         read as the multiplicative updates' cap (the fold-in runs them)."""
         return resolve_max_iter(self.max_iter, ())
 
-    def _settings(self, in_memory=True):
+    def _settings(self):
         """How the iterations run: an `engine.Settings` of the parameters."""
         return engine.Settings(
-            max_iter=self._iteration_cap(in_memory),
+            max_iter=self._iteration_cap(),
             tol=self.tol,
             verbose=self.verbose,
             name=type(self).__name__,
@@ -382,8 +347,7 @@ class TopicFactorization(TopicEstimator):
             W=W,
             H=H,
         )
-        in_memory = isinstance(runner, engine.InMemoryRunner)
-        return engine.Plan(start, self._settings(in_memory), **self._run_shape())
+        return engine.Plan(start, self._settings(), **self._run_shape())
 
     def _max_runs(self):
         """The bound on the runs of the fit loop the plan makes, each up to
@@ -405,9 +369,17 @@ class TopicFactorization(TopicEstimator):
         self.split_merge_moves_ = result.moves
         return result
 
+    def _resolve(self):
+        """Turn the parameters' ``"auto"`` into what this fit runs, once, at
+        its entry: the fitted ``<solver parameter>_`` attributes, which
+        everything below reads (`_build_model`) and which name what ran."""
+        for name, solver in self._solvers().items():
+            setattr(self, f"{name}_", solver)
+
     def _fit(self, X, W=None, H=None):
         """Fit on ``X`` (any source); returns the runner (closed)."""
         self._check_params()
+        self._resolve()
         runner = fitted_on = self._runner(X)
         exponent = 0
         if self._scale_equivariant and isinstance(runner, engine.InMemoryRunner):
@@ -420,30 +392,18 @@ class TopicFactorization(TopicEstimator):
                 if W is not None:
                     W = np.asarray(W)
                     W = np.ldexp(W.astype(np.result_type(W, np.float32)), exponent)
-        in_memory = isinstance(runner, engine.InMemoryRunner)
-        with _fit_work(self._work(fitted_on, H) if in_memory else None):
-            try:
-                result = self._fit_engine(fitted_on, W, H)
-                if hasattr(runner, "n_bytes"):
-                    self.n_bytes_per_iteration_ = np.asarray(runner.n_bytes)
-            finally:
-                fitted_on.close()
-                runner.close()
-            if exponent:
-                result = self._unscaled(result, exponent)
-            self._store_fit_result(
-                result.history, result.n_iter, result.converged, in_memory
-            )
-            self._set_fit_attributes(result.W, result.H)
+        try:
+            result = self._fit_engine(fitted_on, W, H)
+            if hasattr(runner, "n_bytes"):
+                self.n_bytes_per_iteration_ = np.asarray(runner.n_bytes)
+        finally:
+            fitted_on.close()
+            runner.close()
+        if exponent:
+            result = self._unscaled(result, exponent)
+        self._store_fit_result(result.history, result.n_iter, result.converged)
+        self._set_fit_attributes(result.W, result.H)
         return runner
-
-    def _work(self, runner, H=None):
-        """The work of an in-memory fit for ``solver="auto"``: the stored
-        entries of the fitted matrix (CSR, the compiled kernels' form; dense
-        input is validated into it) times k, else 0."""
-        X = runner.matrix()
-        n_stored = X.nnz if sp.issparse(X) and X.format == "csr" else 0
-        return n_stored * self._n_topics(X.shape[1], H)
 
     def _unscaled(self, result, exponent):
         """The `engine.FitResult` of data ``X`` from that of ``X * 2**exponent``."""
@@ -468,13 +428,13 @@ class TopicFactorization(TopicEstimator):
             moves=moves,
         )
 
-    def _store_fit_result(self, history, n_iter, converged, in_memory=True):
+    def _store_fit_result(self, history, n_iter, converged):
         """Warn if the fit did not converge; set the objective attributes."""
         limit = self._iteration_limit
         if not converged and self.tol > 0:
             value = getattr(self, limit)
             if limit == "max_iter" and value == "auto":
-                value = f"'auto' ({self._iteration_cap(in_memory)})"
+                value = f"'auto' ({self._iteration_cap()})"
             warn(
                 f"{type(self).__name__} did not converge in {limit}="
                 f"{value} "
@@ -494,12 +454,10 @@ class TopicFactorization(TopicEstimator):
             setattr(self, name, value)
         for name, of_rows in model.doc_attributes(w_sum).items():
             setattr(self, name, of_rows(W))
-        for name, solver in self._solvers().items():
-            setattr(self, f"{name}_", solver)
 
     def _solvers(self):
         """The solver parameters, ``"auto"`` resolved (`resolve_solver`),
-        by name; each is also stored as the fitted ``<name>_``."""
+        by name; `_resolve` stores each as the fitted ``<name>_``."""
         return {}
 
     @fill_doc

@@ -191,10 +191,12 @@ def check_state(estimator, declared):
 
 
 def check_solvers(estimator):
-    """A fitted ``<parameter>_`` naming a solver holds one the parameter offers."""
+    """A fitted ``<parameter>_`` naming a solver (or LDAVI's inference)
+    holds one the parameter offers."""
     for name, constraints in estimator._parameter_constraints.items():
         fitted = f"{name}_"
-        if not name.endswith("solver") or fitted not in vars(estimator):
+        resolved = name.endswith("solver") or name == "inference"
+        if not resolved or fitted not in vars(estimator):
             continue
         value = getattr(estimator, fitted)
         if not isinstance(value, str):

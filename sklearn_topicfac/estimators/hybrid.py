@@ -212,11 +212,12 @@ class HybridNMFPLSI(TopicFactorization):
     def _phases(self):
         """The two algorithms of a round."""
         fold_in = dict(fold_in_iter=self.max_iter, fold_in_tol=self.tol)
-        solvers = self._solvers()
         return (
-            ("NMF", KLNMFModel(solvers["nmf_solver"], **fold_in)),
-            ("PLSI", PLSIModel(solver=solvers["plsi_solver"], **fold_in)),
+            ("NMF", KLNMFModel(self._solver("nmf_solver"), **fold_in)),
+            ("PLSI", PLSIModel(solver=self._solver("plsi_solver"), **fold_in)),
         )
+
+    _solver_models = {"nmf_solver": KLNMFModel, "plsi_solver": PLSIModel}
 
     def _solvers(self):
         return {

@@ -172,6 +172,8 @@ class JointNMF(StepwiseEM, TopicFactorization):
 
     _scale_equivariant = True
 
+    _solver_models = {"solver": JointNMFModel}
+
     def _solvers(self):
         return {"solver": self.solver}
 
@@ -179,7 +181,7 @@ class JointNMF(StepwiseEM, TopicFactorization):
         return JointNMFModel(
             self.normalize,
             self.alpha,
-            self.solver,
+            self._solver(),
             fold_in_iter=self._fold_in_iter(),
             fold_in_tol=self.tol,
         )

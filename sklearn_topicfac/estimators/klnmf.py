@@ -170,12 +170,14 @@ class KLNMF(StepwiseEM, TopicFactorization):
 
     _scale_equivariant = True
 
+    _solver_models = {"solver": KLNMFModel}
+
     def _solvers(self):
         return {"solver": resolve_solver(self.solver)}
 
     def _build_model(self):
         return KLNMFModel(
-            self._solvers()["solver"],
+            self._solver(),
             fold_in_iter=self._fold_in_iter(),
             fold_in_tol=self.tol,
         )
@@ -264,7 +266,7 @@ class NormalizedNMF(KLNMF):
 
     def _build_model(self):
         return NormalizedNMFModel(
-            self._solvers()["solver"],
+            self._solver(),
             fold_in_iter=self._fold_in_iter(),
             fold_in_tol=self.tol,
         )

@@ -13,13 +13,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import engine
-from .._config import config_context, get_config
 from .._docstrings import fill_doc
 from .._validation import reconstruct
-from ..engine.iterations import Run, run_on
 from ..engine.loop import ROUNDING
-from ..engine.starts import resolve_init
-from ..kernels import normalize_rows, thread_budget
+from ..kernels import normalize_rows
 from ..models import CVB0Model, GammaPoissonModel, LDAModel
 from . import _state
 from ._base import TopicFactorization, all_or_nothing
@@ -619,47 +616,35 @@ default=None
         eta = self.topic_word_prior
         self.topic_word_prior_ = 1.0 / self.n_components if eta == "auto" else eta
 
+    def _resolve(self):
+        super()._resolve()
+        self.inference_ = "cvb0" if self._collapsed() else "vb"
+
+    def _inference(self):
+        """The inference the fit resolved (`_resolve`): the fitted
+        ``inference_`` (the parameter, resolved, for a model saved before it
+        had one)."""
+        return vars(self).get("inference_") or ("cvb0" if self._collapsed() else "vb")
+
+    def _settings(self):
+        settings = super()._settings()
+        if self._inference() == "cvb0":
+            # CVB0's local optima depend on its start (docs/lda_defaults.md):
+            # CVB0_STARTS * n_init starts (init's, then random draws) of
+            # max_iter sweeps at most, and the one with the lowest objective
+            # runs on, up to CVB0_SWEEPS * max_iter sweeps in all
+            # (`_run_shape`).
+            settings = replace(settings, n_init=CVB0_STARTS * self.n_init, moves=0)
+        return settings
+
     def _fit_engine(self, runner, W, H):
-        self._resolve_priors()
-        if not self._collapsed():
-            return super()._fit_engine(runner, W, H)
-        # CVB0's local optima depend on its start (docs/lda_defaults.md):
-        # CVB0_STARTS * n_init starts (init's, then random draws) of max_iter
-        # sweeps at most, and
-        # the one with the lowest objective runs on, up to CVB0_SWEEPS *
-        # max_iter sweeps in all.
-        self._reset_state()
-        model = self._build_model()
-        n, m = runner.shape
-        k = self.n_components
-        settings = replace(self._settings(), n_init=CVB0_STARTS * self.n_init, moves=0)
-        start = engine.Start(
-            resolve_init(self.init, self._default_init, n, m, k),
-            k, self.random_state, self.random_state_, W, H,
-        )  # fmt: skip
-        result = engine.fit(model, runner, engine.Plan(start, settings))
-        if not result.converged:
-            scouted = Run(
-                result.H, result.history, result.n_iter, result.converged,
-                result.n_steps,
-            )  # fmt: skip
-            with config_context(**get_config()), thread_budget():
-                kept = run_on(
-                    model,
-                    runner,
-                    scouted,
-                    replace(settings, max_iter=CVB0_SWEEPS * self.max_iter),
-                )
-            result = engine.FitResult(
-                runner.rows(), kept.H, kept.history, kept.n_iter, kept.converged,
-                kept.n_steps, start=result.start, model=result.model,
-            )  # fmt: skip
-        self.n_batch_iter_ = 1 + result.n_steps
-        _warn_if_cvb0_rose(result.history)
+        result = super()._fit_engine(runner, W, H)
+        if self._inference() == "cvb0":
+            _warn_if_cvb0_rose(result.history)
         return result
 
     def _max_runs(self):
-        if not self._collapsed():
+        if self._inference() != "cvb0":
             return super()._max_runs()
         # CVB0's starts, then the kept start's run on (up to CVB0_SWEEPS *
         # max_iter sweeps in all).
@@ -673,7 +658,7 @@ default=None
         return self.inference == "cvb0"
 
     def _build_model(self):
-        if self._collapsed():
+        if self._inference() == "cvb0":
             if self.topic_word_prior_ is None:
                 raise ValueError(
                     "inference='cvb0' needs a topic-word prior (it smooths the "
@@ -704,6 +689,8 @@ default=None
 
     def _run_shape(self):
         if self.learning_method == "batch":
+            if self._inference() == "cvb0":
+                return {"run_on": CVB0_SWEEPS * self.max_iter}
             return {}
         return {
             "online": engine.Schedule(

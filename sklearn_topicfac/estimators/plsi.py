@@ -176,13 +176,15 @@ class PLSI(StepwiseEM, TopicFactorization):
     _scale_equivariant = True
     _fitted_state = {**_state.FACTORIZATION_STATE, **_state.PROBABILISTIC_STATE}
 
+    _solver_models = {"solver": PLSIModel}
+
     def _solvers(self):
-        return {"solver": resolve_solver(self.solver)}
+        return {"solver": resolve_solver(self.solver, tempered=self.beta != 1)}
 
     def _build_model(self):
         return PLSIModel(
             self.beta,
-            self._solvers()["solver"],
+            self._solver(),
             fold_in_iter=self._fold_in_iter(),
             fold_in_tol=self.tol,
         )

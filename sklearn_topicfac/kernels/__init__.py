@@ -46,7 +46,14 @@ from .divergence import (
     ratio_log_sums_at_nonzeros,
 )
 from .fold_in import mu_fold_in
-from .newton import dn_pass, dn_sweep
+from .newton import (
+    dn_doc_half,
+    dn_pass,
+    dn_sweep,
+    dn_topic_check,
+    dn_topic_proposal,
+    dn_topic_settle,
+)
 from .products import (
     multiply_keeping_zeros,
     positive_or_one,
@@ -85,8 +92,12 @@ __all__ = [
     "HELD_OUT_SMOOTHING",
     "cd_pass",
     "cd_sweep",
+    "dn_doc_half",
     "dn_pass",
     "dn_sweep",
+    "dn_topic_check",
+    "dn_topic_proposal",
+    "dn_topic_settle",
     "completion_log_likelihood",
     "completion_split",
     "dirichlet_expectation",

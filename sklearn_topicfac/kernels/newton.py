@@ -66,10 +66,21 @@ def _keep_or_fall_back(x, groups, F, c, gain, newton, y, y_new, largest):
     step.  Returns the rows that fell back (a boolean mask); the caller
     recomputes the model at their entries.
     """
+    return _settle(
+        F, c, gain, newton, _log_change(x, groups, y, y_new, F.shape[0]), largest
+    )
+
+
+def _log_change(x, groups, y, y_new, n_groups):
+    """Per row of the problem: ``sum x log(y_new / y)`` over its entries."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        change = (newton - F) @ c - np.bincount(
-            groups, weights=x * np.log(y_new / y), minlength=F.shape[0]
-        )
+        return np.bincount(groups, weights=x * np.log(y_new / y), minlength=n_groups)
+
+
+def _settle(F, c, gain, newton, log_change, largest):
+    """`_keep_or_fall_back` from the rows' summed ``log_change``."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        change = (newton - F) @ c - log_change
     falls_back = ~(change <= 0)
     if falls_back.any():
         # The multiplicative step on those rows: never raises their part.
@@ -187,3 +198,83 @@ def dn_pass(X, W, H, y=None):
     y, sums = model_and_ratio_log_sums(X, W, H, y)
     W_new, H_new, y_new = dn_sweep(X, W, H, y)
     return W_new, H_new, sums, y_new
+
+
+# ----------------------------------------------------- as a map-reduce
+# The same iteration over row blocks (`Blocks`, a dask array): the rows of
+# ``W`` are each block's own, and the columns of ``H`` need only sums over
+# the documents -- their gain and curvature (`dn_doc_half`), then, for the
+# proposal made from those sums, each column's change of objective
+# (`dn_topic_check`) -- so one iteration is two passes over the blocks.  In
+# exact arithmetic it is `dn_sweep`; in floating point the sums over blocks
+# are added in another order.
+
+
+def dn_doc_half(X, W, H):
+    """One block's part of a diagonal Newton iteration.
+
+    Returns ``(W_new, sums, stats)``: the block's new rows of ``W``
+    (float64), `ratio_log_sums` of the incoming state on the block (its
+    objective), and the block's contribution to the topic half, sums over
+    its documents: ``dn_gain`` and ``dn_curvature`` (``m x k``), ``dn_c``
+    (``W_new``'s column sums) and ``x_sum``.
+    """
+    n, m = X.shape
+    y, sums = model_and_ratio_log_sums(X, W, H)
+    X = sp.csr_matrix((X.data.astype(np.float64), X.indices, X.indptr), shape=(n, m))
+    W64 = np.asarray(W, dtype=np.float64)
+    Ht = np.ascontiguousarray(H.T, dtype=np.float64)
+    y = np.maximum(np.asarray(y, dtype=np.float64), _SMALLEST)
+    rows = np.repeat(np.arange(n, dtype=np.intp), np.diff(X.indptr))
+    largest = float(np.finfo(np.result_type(W.dtype, H.dtype)).max)
+    W_new, model = _half_step(X, y, W64, Ht, rows, largest)
+    gain, curvature = _gain_and_curvature(
+        X, np.maximum(model, _SMALLEST), W_new, transposed=True
+    )
+    stats = {
+        "dn_gain": gain,
+        "dn_curvature": curvature,
+        "dn_c": W_new.sum(axis=0),
+        "x_sum": float(X.data.sum()),
+    }
+    return W_new, sums, stats
+
+
+def dn_topic_proposal(H, stats):
+    """The Newton proposal for the columns of ``H`` from the summed stats
+    of `dn_doc_half`: ``H^T``'s new rows, float64."""
+    largest = float(np.finfo(H.dtype).max)
+    Ht = np.ascontiguousarray(H.T, dtype=np.float64)
+    return _newton_step(
+        Ht, stats["dn_c"], stats["dn_gain"], stats["dn_curvature"], largest
+    )
+
+
+def dn_topic_check(X, W, H, Ht_proposal):
+    """One block's ``sum x log(y_new / y)`` per column of ``H``: ``y`` the
+    model of ``(W, H)`` at its stored entries, ``y_new`` that of the proposal."""
+    n, m = X.shape
+    X = sp.csr_matrix((X.data.astype(np.float64), X.indices, X.indptr), shape=(n, m))
+    W64 = np.asarray(W, dtype=np.float64)
+    y = np.maximum(product_at_nonzeros(X, W64, np.asarray(H, np.float64)), _SMALLEST)
+    y_new = np.maximum(product_at_nonzeros(X, W64, Ht_proposal.T), _SMALLEST)
+    return _log_change(X.data, X.indices, y, y_new, m)
+
+
+def dn_topic_settle(H, stats, Ht_proposal, log_change):
+    """The new topics and the common scale of ``W``: ``(H_new, alpha)``.
+
+    A column keeps the proposal where it lowers its objective and takes the
+    multiplicative step elsewhere, as in `dn_sweep`; ``alpha`` is the
+    scale `dn_sweep` gives both factors' product (``sum(alpha W H) =
+    sum(X)``), applied to ``W``.
+    """
+    largest = float(np.finfo(H.dtype).max)
+    Ht = np.ascontiguousarray(H.T, dtype=np.float64)
+    c, gain = stats["dn_c"], stats["dn_gain"]
+    Ht_new = Ht_proposal.copy()
+    _settle(Ht, c, gain, Ht_new, log_change, largest)
+    H_new = np.ascontiguousarray(Ht_new.T)
+    total = float(c @ H_new.sum(axis=1))
+    alpha = stats["x_sum"] / total if total > 0 else 1.0
+    return H_new.astype(H.dtype, copy=False), alpha

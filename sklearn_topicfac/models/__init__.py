@@ -11,10 +11,11 @@ its parameters.
 - `joint`: NMF under normalization constraints with joint updates;
 - `lda`: LDA (mean-field and collapsed variational) and Gamma-Poisson
   factorization;
-- `simplex`: the simplex map of real-valued data (SimplexPLSA).
+- `simplex`: the simplex map of real-valued data (SimplexPLSA);
+- `solvers`: the declared solvers, and what each needs from the data.
 """
 
-from ._base import TopicModel
+from ._base import Check, TopicModel
 from .joint import JointNMFModel
 from .klnmf import KLNMFModel, NormalizedNMFModel
 from .lda import CVB0Model, GammaPoissonModel, LDAModel
@@ -22,6 +23,7 @@ from .plsi import PLSIModel
 from .simplex import SimplexMap
 
 __all__ = [
+    "Check",
     "CVB0Model",
     "GammaPoissonModel",
     "JointNMFModel",

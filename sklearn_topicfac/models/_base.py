@@ -17,6 +17,8 @@ against this protocol, the map-reduce invariant included (the statistics of
 ``doc_step`` over row blocks sum to those of all rows).
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._validation import length_order, unsort_rows
@@ -31,6 +33,20 @@ from ..kernels import (
     squarem_point,
 )
 from ._moves import SHARE_FLOOR
+from .solvers import WHOLE_DATA, blockwise_error
+
+
+@dataclass
+class Check:
+    """What `TopicModel.topic_step` returns when its update needs one more
+    pass over the documents: a ``proposal`` for the topics to check.
+
+    The engine sums `TopicModel.check_step` over the blocks (a read-only
+    pass: the documents' factors stay as they are) and then takes the
+    topics from `TopicModel.settle`.
+    """
+
+    proposal: object
 
 
 class TopicModel:
@@ -92,6 +108,10 @@ class TopicModel:
     custom_documents = True
     draws_topics_first = False
     min_iter = 1
+    # The solvers the model offers (name -> `solvers.Solver`) and the one it
+    # runs; a model with one way of iterating declares none.
+    solvers = {}
+    solver = None
 
     def __init__(self, *, fold_in_iter=200, fold_in_tol=1e-4):
         self.fold_in_iter = fold_in_iter
@@ -206,11 +226,20 @@ class TopicModel:
     def for_blocks(self):
         """The model to run where `doc_step` sees only some of the documents.
 
-        Block-wise fits and online updates run this model: the same
-        objective and parametrization, with iterations that are one
-        map-reduce (a solver whose topic update needs every document at
-        once falls back to one that does not).
+        A block-wise fit (`Blocks`, a dask array) runs this model: the same
+        solver, in its map-reduce form (`solvers.MAP_REDUCE`).  A solver
+        that needs every document at once (`solvers.WHOLE_DATA`) cannot, and
+        is refused with a ``ValueError`` naming those that can.
         """
+        declared = self.solvers.get(self.solver)
+        if declared is not None and declared.needs == WHOLE_DATA:
+            raise blockwise_error(self)
+        return self
+
+    def for_online(self):
+        """The model online steps run (`online_documents`, `online_update`):
+        stepwise EM is its own algorithm, made of the family's one-pass
+        updates whatever the batch solver.  By default this model."""
         return self
 
     # -------------------------------------------------------- iterations
@@ -248,7 +277,24 @@ class TopicModel:
         scale : ndarray of shape (k,) or None
             A per-topic rescaling of the document factor, applied by the
             next `doc_step` (or ``None``).
+
+        Or a `Check`, when the update needs another pass over the
+        documents first (`check_step`, then `settle`).
         """
+        raise NotImplementedError
+
+    def check_step(self, X, W, H, check):  # pragma: no cover - abstract
+        """One block's sums for a `Check` that `topic_step` returned.
+
+        ``W`` is the block's document factor as its `doc_step` left it.
+        Returns a dict of sums over the block's documents.
+        """
+        raise NotImplementedError
+
+    def settle(self, H, stats, check, sums):  # pragma: no cover - abstract
+        """The topic update after a `Check`: ``(H_new, scale)`` as
+        `topic_step` returns them, from the `doc_step` statistics
+        ``stats`` and the summed `check_step` results ``sums``."""
         raise NotImplementedError
 
     def objective(self, X, sums, W, H):

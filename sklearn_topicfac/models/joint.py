@@ -12,6 +12,13 @@ from ..kernels import (
 )
 from ._base import TopicModel, squarem_cycle
 from .klnmf import PASSES, whole_pass
+from .solvers import CD, DN, JOINT, SQUAREM, WHOLE_DATA, Solver
+
+# JointNMF's diagonal Newton passes renormalize both factors after a whole
+# pass; their map-reduce form is not built, so they run in memory only.
+_JOINT_DN = Solver(
+    "dn", WHOLE_DATA, DN.auto_max_iter, "diagonal Newton passes under the constraints"
+)
 
 
 class JointNMFModel(TopicModel):
@@ -33,8 +40,9 @@ class JointNMFModel(TopicModel):
     are renormalized after the pass and ``W`` mapped back: divided by
     ``1 + alpha``, or its rows scaled to sum to one, which moves each
     document's model to the scale ``N_d`` that minimizes its divergence.
-    Neither raises the objective.  These need every document at once, so
-    block-wise fits and online updates run the joint update (`for_blocks`).
+    Neither raises the objective.  These and SQUAREM need every document at
+    once (`solvers.WHOLE_DATA`): in memory only; online steps run the joint
+    update (`for_online`).
 
     Parameters
     ----------
@@ -53,7 +61,9 @@ class JointNMFModel(TopicModel):
         self.alpha = alpha
         self.solver = solver
 
-    def for_blocks(self):
+    solvers = {"joint": JOINT, "squarem": SQUAREM, "cd": CD, "dn": _JOINT_DN}
+
+    def for_online(self):
         if self.solver == "joint":
             return self
         return type(self)(

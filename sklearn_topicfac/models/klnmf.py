@@ -5,14 +5,19 @@ import numpy as np
 
 from ..kernels import (
     cd_pass,
+    dn_doc_half,
     dn_pass,
+    dn_topic_check,
+    dn_topic_proposal,
+    dn_topic_settle,
     mu_doc_pass,
     mu_topic_update,
     normalize_rows,
     positive_or_one,
     transposed_product,
 )
-from ._base import ProbabilisticFactors, TopicModel
+from ._base import Check, ProbabilisticFactors, TopicModel
+from .solvers import CD, DN, MU
 
 # The solvers whose iteration updates both factors from every document at
 # once: their passes, ``(W_new, H_new, sums of the incoming state, y_new)``.
@@ -69,6 +74,28 @@ def whole_pass(model, X, W, H, normalize=False):
     return W_new, H_new, sums
 
 
+def dn_blockwise_doc_step(model, X, W, H):
+    """A block's `doc_step` of diagonal Newton as a map-reduce
+    (`kernels.dn_doc_half`): its new rows of ``W`` and the sums the topic
+    half needs, with the objective of the incoming state."""
+    W_new, sums, stats = dn_doc_half(X, W, H)
+    stats["loss"] = model.objective(X, sums, W, H)
+    return W_new.astype(np.result_type(W.dtype, H.dtype), copy=False), stats
+
+
+def dn_blockwise_settle(H, stats, check, sums, normalized):
+    """The topics of a map-reduce diagonal Newton iteration after its check
+    pass, and the scale of ``W`` (`kernels.dn_topic_settle`); with
+    ``normalized``, the topics' rows scaled to sum to one and ``W`` by
+    their sums, as `whole_pass` does."""
+    H_new, alpha = dn_topic_settle(H, stats, check.proposal, sums["dn_log_change"])
+    scale = np.full(H.shape[0], alpha)
+    if normalized:
+        H_new, s = normalize_rows(H_new)
+        scale = scale * s
+    return H_new, scale
+
+
 class KLNMFModel(TopicModel):
     """``min D(X || W H)``, ``W`` first, then ``H``.
 
@@ -82,14 +109,16 @@ class KLNMFModel(TopicModel):
     With ``solver="cd"``, one iteration is a sweep of cyclic coordinate
     descent with safeguarded scalar Newton steps (`kernels.cd_sweep`): the
     columns of ``W``, then the rows of ``H``.  Its topic update needs every
-    document at once, so block-wise fits and online updates run the
-    multiplicative updates instead (`for_blocks`).
+    document at once (`solvers.WHOLE_DATA`): in memory only.
 
     With ``solver="dn"``, one iteration is a diagonal Newton step on every
     row of ``W``, then on every column of ``H``, each kept where it lowers
     that row's (column's) objective and replaced by the multiplicative step
-    elsewhere (`kernels.dn_sweep`); like ``"cd"`` it needs every document
-    at once.
+    elsewhere (`kernels.dn_sweep`).  In memory it is one pass over X; block
+    by block the same iteration is a map-reduce of two passes
+    (`for_blocks`: `kernels.dn_doc_half`, then a `Check` of the topics'
+    proposal).  Online steps run the multiplicative updates
+    (`for_online`).
 
     Parameters
     ----------
@@ -100,17 +129,32 @@ class KLNMFModel(TopicModel):
 
     # Whether the topics' rows sum to one (then a whole pass normalizes them).
     normalized_topics = False
+    solvers = {"mu": MU, "cd": CD, "dn": DN}
 
-    def __init__(self, solver="mu", **fold_in):
+    def __init__(self, solver="mu", *, blockwise=False, **fold_in):
         super().__init__(**fold_in)
         self.solver = solver
+        self.blockwise = blockwise
 
     def for_blocks(self):
+        super().for_blocks()
+        if self.solver != "dn":
+            return self
+        return type(self)(
+            self.solver,
+            blockwise=True,
+            fold_in_iter=self.fold_in_iter,
+            fold_in_tol=self.fold_in_tol,
+        )
+
+    def for_online(self):
         if self.solver == "mu":
             return self
         return type(self)(fold_in_iter=self.fold_in_iter, fold_in_tol=self.fold_in_tol)
 
     def doc_step(self, X, W, H, warm):
+        if self.blockwise:
+            return dn_blockwise_doc_step(self, X, W, H)
         if self.solver in PASSES:
             # The whole sweep, topics included: X holds every document.
             # The whole sweep, topics included (X holds every document), its
@@ -132,7 +176,15 @@ class KLNMFModel(TopicModel):
     def topic_step(self, H, stats):
         if "H" in stats:
             return stats["H"], None
+        if self.blockwise:
+            return Check(dn_topic_proposal(H, stats))
         return mu_topic_update(H, stats["WtR"], stats["w_sum"]), None
+
+    def check_step(self, X, W, H, check):
+        return {"dn_log_change": dn_topic_check(X, W, H, check.proposal)}
+
+    def settle(self, H, stats, check, sums):
+        return dn_blockwise_settle(H, stats, check, sums, self.normalized_topics)
 
     def online_topics(self, counts, w_sum):
         # The multiplicative H update from averaged statistics.
@@ -156,6 +208,8 @@ class NormalizedNMFModel(ProbabilisticFactors, KLNMFModel):
         if "H" in stats:
             # A whole pass updated W and H = C themselves (`whole_pass`).
             return stats["H"], None
+        if self.blockwise:
+            return Check(dn_topic_proposal(H, stats))
         s = stats["w_sum"]
         s_safe = s + (s == 0)
         G = mu_topic_update(

@@ -1,14 +1,17 @@
 """Probabilistic latent semantic indexing by (tempered) EM."""
 
 from ..kernels import (
+    dn_topic_check,
+    dn_topic_proposal,
     em_doc_pass,
     em_topic_update,
     normalize_rows,
     ratio_log_sums_at_nonzeros,
     transposed_product,
 )
-from ._base import ProbabilisticFactors, TopicModel, squarem_cycle
-from .klnmf import PASSES, whole_pass
+from ._base import Check, ProbabilisticFactors, TopicModel, squarem_cycle
+from .klnmf import PASSES, dn_blockwise_doc_step, dn_blockwise_settle, whole_pass
+from .solvers import CD, DN, EM, SQUAREM
 
 
 class PLSIModel(ProbabilisticFactors, TopicModel):
@@ -26,8 +29,7 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
     higher than at ``theta_1``; otherwise the cycle ends at ``theta_2``.
     Either way the objective is no higher than at ``theta_1``, hence than at
     the start of the cycle: it never rises.  The cycle needs every document
-    at once (its topics), so block-wise fits and online updates run plain
-    EM (`for_blocks`).
+    at once (its topics): in memory only.
 
     With ``solver="cd"`` (and ``beta=1``) one iteration is a sweep of
     KL-NMF's coordinate descent (`kernels.cd_sweep`) on the unnormalized
@@ -36,9 +38,10 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
     hence the objective (the same generalized KL divergence, which is the
     negative log-likelihood up to a constant once ``sum(W H) = N``), is
     that of the sweep, which never raises it.  It needs every document at
-    once, so block-wise fits and online updates run plain EM.  With
-    ``solver="dn"`` the same with KL-NMF's diagonal Newton iteration
-    (`kernels.dn_sweep`).
+    once: in memory only.  With ``solver="dn"`` the same with KL-NMF's
+    diagonal Newton iteration (`kernels.dn_sweep`), which block by block
+    runs as a map-reduce (`KLNMFModel`).  Online steps run plain EM
+    (`for_online`).  The solvers other than EM need ``beta=1``.
 
     Parameters
     ----------
@@ -49,12 +52,32 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
         As for `TopicModel`.
     """
 
-    def __init__(self, beta=1.0, solver="em", **fold_in):
+    solvers = {"em": EM, "squarem": SQUAREM, "cd": CD, "dn": DN}
+
+    def __init__(self, beta=1.0, solver="em", *, blockwise=False, **fold_in):
         super().__init__(**fold_in)
+        if beta != 1 and solver != "em":
+            raise ValueError(
+                f"solver={solver!r} needs beta=1; tempered EM (beta < 1) runs "
+                "with solver='em'."
+            )
         self.beta = beta
         self.solver = solver
+        self.blockwise = blockwise
 
     def for_blocks(self):
+        super().for_blocks()
+        if self.solver != "dn":
+            return self
+        return type(self)(
+            self.beta,
+            self.solver,
+            blockwise=True,
+            fold_in_iter=self.fold_in_iter,
+            fold_in_tol=self.fold_in_tol,
+        )
+
+    def for_online(self):
         if self.solver == "em":
             return self
         return type(self)(
@@ -73,6 +96,8 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
         )
 
     def doc_step(self, X, W, H, warm):
+        if self.blockwise:
+            return dn_blockwise_doc_step(self, X, W, H)
         if self.solver in PASSES and self.beta == 1:
             # The whole sweep, topics included (X holds every document), the
             # topics normalized to P(w|z) and W scaled by their sums.
@@ -96,9 +121,17 @@ class PLSIModel(ProbabilisticFactors, TopicModel):
     def topic_step(self, H, stats):
         if "H" in stats:
             return stats["H"], None
+        if self.blockwise:
+            return Check(dn_topic_proposal(H, stats))
         if self.beta != 1:
             H = H**self.beta
         return em_topic_update(H, stats["WtR"]), None
+
+    def check_step(self, X, W, H, check):
+        return {"dn_log_change": dn_topic_check(X, W, H, check.proposal)}
+
+    def settle(self, H, stats, check, sums):
+        return dn_blockwise_settle(H, stats, check, sums, normalized=True)
 
     def online_counts(self, H, stats):
         return super().online_counts(H**self.beta if self.beta != 1 else H, stats)

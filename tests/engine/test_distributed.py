@@ -15,7 +15,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _corpora import BLOCK_READERS, block_files, planted_counts
-from _estimators import BY_NAME, estimator_variants, estimators_with, slow_except
+from _estimators import (
+    BY_NAME,
+    estimator_variants,
+    estimators_with,
+    runs_block_by_block,
+    slow_except,
+)
 from distributed import Client, LocalCluster
 from joblib import parallel_config
 from numpy.testing import assert_allclose
@@ -84,27 +90,32 @@ def test_the_engine_setting_reaches_the_workers(client):
 @pytest.mark.parametrize(
     "backend", ["numpy", pytest.param("numba", marks=pytest.mark.slow)], indirect=True
 )
-# Every parameter variant of every block-wise estimator.  Block-wise fits
-# run the one-pass solvers whatever the solver (KLNMF "mu", PLSI "em"): the
-# in-memory fits compared with them use those.
-@pytest.mark.parametrize(
-    ("Estimator", "params"), estimator_variants("blockwise", one_pass=True)
-)
+# Every parameter variant of every block-wise estimator: the solver the
+# in-memory fit runs, or a clear refusal for one that needs every document
+# at once.
+@pytest.mark.parametrize(("Estimator", "params"), estimator_variants("blockwise"))
 def test_distributed_fit_equals_in_memory_fit(backend, client, Estimator, params):
     X = _corpus()
     kw = dict(n_components=4, init="random", max_iter=12, tol=0, random_state=3)
+    if not runs_block_by_block(Estimator, params):
+        with pytest.raises(ValueError, match="needs every document at once"):
+            Estimator(**kw, **params).fit(_dask(X))
+        return
     local = Estimator(**kw, **params).fit(X)
     on_cluster = Estimator(**kw, **params).fit(_dask(X))
     _close(local, on_cluster)
     # Communication per iteration: the topics to each worker and one sum of
     # statistics back per worker -- O(k x n_features), not O(n_samples).
+    # Diagonal Newton's two passes: the topics, their gain and curvature
+    # back, the proposal out and one number per term back.
     k, m = local.components_.shape
     # (A worker killed by an earlier test may still be coming back.)
     client.wait_for_workers(2, timeout=60)
     per_worker = on_cluster.n_bytes_per_iteration_ / len(
         client.scheduler_info()["workers"]
     )
-    assert np.all(per_worker < 8 * (3 * k * m + 64))
+    passes = 2 if getattr(local, "solver_", None) == "dn" else 1
+    assert np.all(per_worker < 8 * ((1 + 2 * passes) * k * m + m + 64))
     if hasattr(local, "p_d_given_z_"):
         assert_allclose(local.p_d_given_z_, on_cluster.p_d_given_z_, rtol=1e-6)
         assert_allclose(local.p_z_, on_cluster.p_z_, rtol=1e-6)
@@ -135,10 +146,12 @@ def test_distributed_fit_at_default_parameters_equals_in_memory_fit(
     # topics, 5 fitted), as in memory.
     X = planted_counts(n=120, m=70, k=4, seed=0)
     kw = dict(n_components=5, random_state=0, split_merge=3, **params)
-    local = spec.cls(**kw, **spec.one_pass_params).fit(X)
+    local = spec.cls(**kw).fit(X)
     on_cluster = spec.cls(**kw).fit(_dask(X, rows=45))
     _close(local, on_cluster)
     assert on_cluster.n_iter_ == local.n_iter_
+    np.testing.assert_allclose(on_cluster.loss_, local.loss_, rtol=1e-9)
+    assert getattr(on_cluster, "solver_", None) == getattr(local, "solver_", None)
     moves = getattr(local, "split_merge_moves_", [])
     assert [m["accepted"] for m in moves] == [
         m["accepted"] for m in getattr(on_cluster, "split_merge_moves_", [])
@@ -153,7 +166,7 @@ def test_distributed_fit_from_a_custom_start_and_float32(client):
     W0 = rng.random((X.shape[0], 3)).astype(np.float32) + 0.1
     H0 = rng.random((3, X.shape[1])).astype(np.float32) + 0.1
     kw = dict(n_components=3, init="custom", max_iter=8, tol=0)
-    local = KLNMF(**kw, solver="mu").fit(X, W=W0, H=H0)
+    local = KLNMF(**kw).fit(X, W=W0, H=H0)
     on_cluster = fit_dask(KLNMF(**kw), _dask(X, rows=150), W=W0, H=H0)
     assert on_cluster.components_.dtype == np.float32
     assert on_cluster.embedding_.dtype == np.float32
@@ -166,9 +179,12 @@ def test_communication_does_not_grow_with_the_documents(client):
     for n in (200, 2000):
         model = PLSI(**kw).fit(_dask(_corpus(n=n), rows=n // 4))
         k, m = model.components_.shape
-        # Per worker: the topics out, one sum of statistics (k x m and the
-        # objective) back -- whatever the number of documents.
-        bound = n_workers * 8 * (2 * k * m + 1)
+        # Per worker, whatever the number of documents: the topics out and
+        # their gain and curvature (2 k x m) back, then the Newton
+        # proposal out and one number per term back (diagonal Newton's two
+        # passes).
+        # (And the scale of W, k numbers to each of the 4 blocks.)
+        bound = n_workers * 8 * (4 * k * m + m + k + 3) + 4 * 8 * k
         assert np.all(model.n_bytes_per_iteration_ <= bound)
         assert np.all(model.n_bytes_per_iteration_ >= 8 * k * m * n_workers)
 
@@ -179,8 +195,9 @@ def test_communication_does_not_grow_with_the_documents(client):
 def test_fit_survives_losing_a_worker(client, Estimator):
     X = _corpus(n=600)
     kw = dict(n_components=4, init="random", max_iter=12, tol=0, random_state=1)
-    one_pass = {"solver": "em"} if Estimator is PLSI else {}
-    undisturbed = Estimator(**kw, **one_pass).fit(X)
+    # At the defaults (PLSI: diagonal Newton, whose check pass a lost worker
+    # may interrupt too).
+    undisturbed = Estimator(**kw).fit(X)
     victim = sorted(client.run(os.getpid).values())[0]
     killed = []
 

@@ -15,6 +15,7 @@ from _estimators import (
     classes_with,
     estimator_variants,
     estimators_with,
+    runs_block_by_block,
     slow_except,
 )
 from numpy.testing import assert_allclose
@@ -44,12 +45,16 @@ def _same_fit(a, b, rtol=1e-6):
 
 @pytest.mark.parametrize(("Estimator", "params"), estimator_variants("blockwise"))
 def test_blocks_fit_equals_in_memory_fit(backend, Estimator, params):
-    # A block-wise fit runs the one-pass solver (KLNMF "mu", PLSI "em")
-    # whatever the solver: the in-memory fit of that solver.
+    # A block-wise fit runs the solver an in-memory fit runs (diagonal
+    # Newton as a map-reduce of two passes); a solver that needs every
+    # document at once is refused, never replaced by another.
     X = planted_counts(n=250, m=50, seed=1)
-    one_pass = {**KW, **params, **BY_NAME[Estimator.__name__].one_pass_params}
+    if not runs_block_by_block(Estimator, params):
+        with pytest.raises(ValueError, match="needs every document at once"):
+            Estimator(**KW, **params).fit(Blocks(X, block_size=60))
+        return
     blocks = Estimator(**KW, **params).fit(Blocks(X, block_size=60))
-    _same_fit(Estimator(**one_pass).fit(X), blocks)
+    _same_fit(Estimator(**KW, **params).fit(X), blocks)
 
 
 def _same_moves(a, b):
@@ -79,10 +84,12 @@ def test_blocks_fit_at_default_parameters_equals_in_memory_fit(spec, params):
     # move is proposed, tried on the blocks and undone, as in memory).
     X = planted_counts(n=120, m=70, k=4, seed=0)
     kw = dict(n_components=5, random_state=0, split_merge=3, **params)
-    memory = spec.cls(**kw, **spec.one_pass_params).fit(X)
+    memory = spec.cls(**kw).fit(X)
     blocks = spec.cls(**kw).fit(Blocks(X, block_size=50))
     _same_fit(memory, blocks)
     assert blocks.n_iter_ == memory.n_iter_
+    assert_allclose(blocks.loss_, memory.loss_, rtol=1e-9)
+    assert getattr(blocks, "solver_", None) == getattr(memory, "solver_", None)
     _same_moves(memory, blocks)
     collapsed = spec.cls is LDAVI and not params
     assert bool(memory.split_merge_moves_) is not collapsed
@@ -101,7 +108,7 @@ def test_blocks_fit_with_restarts_equals_in_memory_fit():
 
 def test_every_kind_of_source_gives_the_same_fit(tmp_path):
     X = planted_counts(n=200, m=40, seed=2)
-    reference = PLSI(**KW, solver="em").fit(X)
+    reference = PLSI(**KW).fit(X)
     parts = [X[a : a + 50] for a in range(0, 200, 50)]
     memmap = np.lib.format.open_memmap(
         tmp_path / "X.npy", mode="w+", dtype=np.float64, shape=X.shape
@@ -130,7 +137,7 @@ def test_float32_blocks_stay_float32():
     model = KLNMF(**KW).fit(Blocks(X, block_size=50))
     assert model.components_.dtype == np.float32
     assert model.embedding_.dtype == np.float32
-    _same_fit(KLNMF(**KW, solver="mu").fit(X), model, rtol=1e-4)
+    _same_fit(KLNMF(**KW).fit(X), model, rtol=1e-4)
 
 
 def test_memory_is_bounded_by_a_block_not_the_corpus():

@@ -1,7 +1,6 @@
-"""The default solvers of the KL factorizations: ``"auto"`` is coordinate
-descent where its compiled sweep runs (numba installed, data large enough)
-and diagonal Newton elsewhere; both end
-converged on real text where the multiplicative and EM updates (the former
+"""The default solvers of the KL factorizations: ``"auto"`` is diagonal
+Newton, a map-reduce that runs the same in memory, block by block and on
+Dask; it ends converged on real text where the multiplicative and EM updates (the former
 defaults) stop at ``max_iter`` (issue 30; the measurements on the nine
 shared corpora are in ``docs/real_text.md``, "Does a default fit end
 converged?")."""
@@ -12,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _estimators import REGISTRY, runs_block_by_block
 from numpy.testing import assert_allclose
 from sklearn.exceptions import ConvergenceWarning
 
@@ -20,8 +20,7 @@ from sklearn_topicfac import _config, config_context
 from sklearn_topicfac.datasets import load_classic3
 from sklearn_topicfac.engine import Blocks
 from sklearn_topicfac.engine.loop import stopped
-from sklearn_topicfac.estimators import _base
-from sklearn_topicfac.kernels import _backend
+from sklearn_topicfac.models import solvers
 
 # (estimator, the former default's parameters)
 FORMER = [
@@ -49,32 +48,18 @@ def _fit(Estimator, X, **params):
     return model, sum(issubclass(w.category, ConvergenceWarning) for w in caught)
 
 
-@pytest.mark.parametrize(
-    ("numba", "large", "expected"),
-    [
-        # Without numba: diagonal Newton.
-        (False, True, "dn"),
-        # With numba, where the sweep would run on the NumPy kernels (this
-        # sample is below the engine's threshold): diagonal Newton.
-        (True, False, "dn"),
-        # With numba, where the compiled sweep would run: coordinate
-        # descent.  The resolution is told the work is large (its
-        # CD_WORK), the kernels are not: both fits run the NumPy sweep, so
-        # that they can be compared bit for bit.
-        (True, True, "cd"),
-    ],
-)
+@pytest.mark.parametrize("numba", [False, True])
 @pytest.mark.parametrize("Estimator, former", FORMER)
-def test_auto_is_coordinate_descent_where_its_compiled_sweep_runs(
-    monkeypatch, Estimator, former, numba, large, expected
+def test_auto_is_diagonal_newton_whatever_is_installed(
+    monkeypatch, Estimator, former, numba
 ):
+    # "auto" resolves by nothing but the parameters: the same solver with
+    # numba or without, for any data and wherever they are (a solver that
+    # needs every document at once, coordinate descent, would have to be
+    # replaced block by block).
     monkeypatch.setattr(_config, "numba_available", lambda: numba)
-    if large:
-        monkeypatch.setattr(_base, "CD_WORK", _backend.AUTO_MIN_WORK)
     X = _classic3_sample(120)
-    # The suite runs on the NumPy backend, where "auto" is diagonal Newton
-    # whatever is installed; here the backend is left to choose.
-    explicit = {key: expected for key in former}
+    explicit = {key: "dn" for key in former}
     with config_context(backend="auto"):
         default, _ = _fit(Estimator, X)
         chosen, _ = _fit(Estimator, X, **explicit)
@@ -85,24 +70,19 @@ def test_auto_is_coordinate_descent_where_its_compiled_sweep_runs(
         assert getattr(default, key + "_") == value
 
 
-def test_auto_reads_the_work_of_the_fit_it_runs_in(monkeypatch):
-    # The work is the fit's stored entries times k: the same estimator
-    # resolves "auto" by the data it is fitted on (dense data is fitted as
-    # CSR, its non-zeros stored).
-    monkeypatch.setattr(_config, "numba_available", lambda: True)
-    X = _classic3_sample(120)
-    k = 6
-    monkeypatch.setattr(_backend, "AUTO_MIN_WORK", X.nnz * k * _base.CD_WORK)
-    model = tf.KLNMF(k, random_state=0, max_iter=2)
-    with config_context(backend="auto"):
-        assert model.fit(X).solver_ == "cd"
-        assert model.fit(X[:60]).solver_ == "dn"
-        assert model.fit(X.toarray()).solver_ == "cd"
-        assert model.fit(X[:60].toarray()).solver_ == "dn"
-        # Outside a fit no work is known: numba decides alone.
-        assert _base.resolve_solver("auto") == "cd"
-    with config_context(backend="numpy"):
-        assert model.fit(X).solver_ == "dn"
+@pytest.mark.parametrize("spec", REGISTRY, ids=str)
+def test_auto_never_resolves_to_a_solver_that_needs_every_document(spec):
+    # By the solvers' declarations, for every estimator of the registry:
+    # the defaults run block by block as in memory.
+    assert runs_block_by_block(spec.cls, {})
+
+
+def test_tempered_plsi_resolves_auto_to_tempered_em():
+    X = _classic3_sample(60)
+    model = tf.PLSI(3, beta=0.8, random_state=0, max_iter=3).fit(X)
+    assert model.solver_ == "em"  # what ran (it said "dn" before)
+    with pytest.raises(ValueError, match="needs beta=1"):
+        tf.PLSI(3, beta=0.8, solver="dn").fit(X)
 
 
 @pytest.mark.slow
@@ -154,22 +134,22 @@ def test_auto_max_iter_is_1000_for_cd_and_dn_else_200(Estimator, former):
         "given": Estimator(2, solver="cd", max_iter=7, tol=0, random_state=0).fit(X),
     }
     assert Estimator().max_iter == "auto"
-    assert fits["cd"].n_iter_ == _base.AUTO_MAX_ITER["cd"] == 1000
-    assert fits["dn"].n_iter_ == _base.AUTO_MAX_ITER["dn"] == 1000
-    assert fits["former"].n_iter_ == _base.AUTO_MAX_ITER["other"] == 200
+    assert fits["cd"].n_iter_ == solvers.CD.auto_max_iter == 1000
+    assert fits["dn"].n_iter_ == solvers.DN.auto_max_iter == 1000
+    assert fits["former"].n_iter_ == 200
     assert fits["given"].n_iter_ == 7
 
 
 @pytest.mark.parametrize("Estimator, former", FORMER[:3])
-def test_auto_max_iter_of_a_block_wise_fit_is_that_of_the_updates_it_runs(
-    Estimator, former
-):
-    # Block by block the multiplicative (EM) updates run whatever the
-    # solver, so "auto" caps them as it caps the former default.
+def test_a_block_wise_fit_runs_the_solver_of_an_in_memory_fit(Estimator, former):
+    # Block by block the default is diagonal Newton, as in memory, with its
+    # cap; coordinate descent, which needs every document at once, is
+    # refused instead of being replaced by another algorithm.
     X = _poisson()
-    model = Estimator(2, solver="cd", tol=0, random_state=0)
-    model.fit(Blocks(X, block_size=10))
-    assert model.n_iter_ == 200
+    model = Estimator(2, tol=0, random_state=0).fit(Blocks(X, block_size=10))
+    assert model.solver_ == "dn" and model.n_iter_ == 1000
+    with pytest.raises(ValueError, match="solver='cd'.*needs every document"):
+        Estimator(2, solver="cd").fit(Blocks(X, block_size=10))
 
 
 @pytest.mark.parametrize("Estimator, former", FORMER[:3])

@@ -19,7 +19,7 @@ from numpy.testing import assert_allclose
 
 import sklearn_topicfac.engine as engine_package
 from sklearn_topicfac import models
-from sklearn_topicfac.models import TopicModel
+from sklearn_topicfac.models import Check, TopicModel
 
 ALPHA = np.array([0.2, 0.5, 1.0])
 
@@ -32,14 +32,15 @@ def _instances():
         "PLSIModel": [
             models.PLSIModel(),
             models.PLSIModel(beta=0.8),
-            models.PLSIModel(solver="squarem").for_blocks(),
-            models.PLSIModel(solver="cd").for_blocks(),
+            models.PLSIModel(solver="squarem").for_online(),
+            models.PLSIModel(solver="cd").for_online(),
+            models.PLSIModel(solver="dn").for_blocks(),
         ],
         "JointNMFModel": [
             models.JointNMFModel("components", alpha=0.1),
             models.JointNMFModel("both"),
-            models.JointNMFModel("both", solver="squarem").for_blocks(),
-            models.JointNMFModel("components", solver="dn").for_blocks(),
+            models.JointNMFModel("both", solver="squarem").for_online(),
+            models.JointNMFModel("components", solver="dn").for_online(),
         ],
         "LDAModel": [
             models.LDAModel(ALPHA, 0.1, 1e-3, 100),
@@ -51,7 +52,11 @@ def _instances():
 
 
 def KLNMFModel_modes():
-    return [models.KLNMFModel(), models.KLNMFModel("cd").for_blocks()]
+    return [
+        models.KLNMFModel(),
+        models.KLNMFModel("cd").for_online(),
+        models.KLNMFModel("dn").for_blocks(),
+    ]
 
 
 CASES = [
@@ -70,9 +75,10 @@ def test_every_model_is_a_topic_model_and_is_checked_here():
         and name != "TopicModel"
     }
     assert topic_models == set(_instances())
-    # The one member of the floor that is not a topic model: the map of
-    # real-valued data to the simplex (SimplexPLSA's preprocessing).
-    assert set(models.__all__) - topic_models == {"SimplexMap", "TopicModel"}
+    # The members of the floor that are not topic models: the map of
+    # real-valued data to the simplex (SimplexPLSA's preprocessing) and the
+    # request for a check pass a topic step may make.
+    assert set(models.__all__) - topic_models == {"Check", "SimplexMap", "TopicModel"}
 
 
 def test_every_protocol_member_is_documented():
@@ -127,7 +133,19 @@ def test_doc_step_is_a_map_reduce_over_row_blocks(model):
         for key, value in stats_all.items():
             summed = sum(p[1][key] for p in parts)
             assert_allclose(summed, value, rtol=1e-9, atol=1e-12, err_msg=key)
-        H_new, scale = model.topic_step(H, stats_all)
+        update = model.topic_step(H, stats_all)
+        if isinstance(update, Check):
+            # Its check pass is a map-reduce too (on the new factor).
+            sums_all = model.check_step(X, W_all, H, update)
+            halves = [
+                model.check_step(X[a:b], W_all[a:b], H, update)
+                for a, b in ((0, 15), (15, 40))
+            ]
+            for key, value in sums_all.items():
+                summed = sum(h[key] for h in halves)
+                assert_allclose(summed, value, rtol=1e-9, atol=1e-12, err_msg=key)
+            update = model.settle(H, stats_all, update, sums_all)
+        H_new, scale = update
         assert H_new.shape == H.shape and np.all(np.isfinite(H_new))
         assert scale is None or scale.shape == (3,)
         # The objective is additive over row blocks too.
@@ -163,7 +181,7 @@ def test_a_random_start_drawn_block_by_block_is_the_start_drawn_at_once(model):
 def test_an_online_step_gives_valid_topics(model):
     X = sp.csr_matrix(low_rank_counts(40, 25, 3, seed=2))
     _, H = _state(model, X, 3)
-    model = model.for_blocks()
+    model = model.for_online()
     rng = np.random.RandomState(0)
     state = None
     for t, (a, b) in enumerate(((0, 20), (20, 40)), start=1):
