@@ -116,6 +116,12 @@ class EstimatorSpec:
     #: each fitted on its own where fits are compared across backends,
     #: runners and row blocks (`estimator_variants`).
     variants: tuple = ({},)
+    #: The parameter variants the property test of tests/test_robustness.py
+    #: draws, beside the common knobs: only settings whose objective history
+    #: is documented as non-increasing (not PLSI's tempered EM, nor online
+    #: learning, whose history is a running estimate); ``"n_features"`` is
+    #: replaced by the data's width.
+    fuzz_variants: tuple = ({},)
     #: KLNMF, NormalizedNMF, PLSI and JointNMF: one map-reduce loop of
     #: multiplicative (EM) updates over the documents, with the kernels' fast
     #: paths (length batching, threads) and online learning by stepwise EM.
@@ -180,15 +186,20 @@ REGISTRY = (
         tf.KLNMF,
         one_pass_params=_frozen({"solver": "mu"}),
         variants=({}, {"solver": "cd"}, {"solver": "mu"}),
+        # The default (diagonal Newton), coordinate descent and the
+        # multiplicative updates (the former default).
+        fuzz_variants=({}, {"solver": "cd"}, {"solver": "mu"}),
     ),
     _nmf_family(
         tf.NormalizedNMF,
         probabilistic_factors=True,
         one_pass_params=_frozen({"solver": "mu"}),
         variants=({}, {"solver": "cd"}, {"solver": "mu"}),
+        fuzz_variants=({}, {"solver": "cd"}, {"solver": "mu"}),
     ),
     _nmf_family(
         tf.PLSI,
+        fuzz_variants=({}, {"solver": "cd"}, {"solver": "em"}),
         one_pass_params=_frozen({"solver": "em"}),
         variants=(
             {},
@@ -204,6 +215,7 @@ REGISTRY = (
     ),
     _nmf_family(
         tf.JointNMF,
+        fuzz_variants=({}, {"normalize": "both"}, {"alpha": 0.5}),
         # The checks run both parametrizations.  transform_rows_sum_to_one
         # is False: the default normalize="components" returns topic weights
         # (normalize="both" returns proportions).
@@ -225,6 +237,12 @@ REGISTRY = (
     ),
     EstimatorSpec(
         tf.LDAVI,
+        fuzz_variants=(
+            {},
+            {"topic_word_prior": None},
+            {"doc_topic_prior": 2.0},
+            {"n_init": 2},
+        ),
         # One split-merge move at most (default: 3): the moves are exercised,
         # each costs a whole fit; at most 20 E-step sweeps per document and
         # E-step (default: 100) on the tests' small corpora.  These
@@ -285,6 +303,12 @@ REGISTRY = (
     ),
     EstimatorSpec(
         tf.GammaPoissonVI,
+        fuzz_variants=(
+            {},
+            {"doc_topic_rate": 0.01},
+            {"doc_topic_prior": 2.0},
+            {"n_init": 2},
+        ),
         fast_params=_frozen({"split_merge": 1, "max_doc_update_iter": 20}),  # as LDAVI
         fixed_iteration_params=_frozen({"mean_change_tol": 0}),
         # Point-estimate topics (LDAVI with topic_word_prior=None): a term a
@@ -309,6 +333,14 @@ REGISTRY = (
     ),
     EstimatorSpec(
         tf.HybridNMFPLSI,
+        # Rounds each run two phases of up to max_iter iterations.
+        fuzz_variants=(
+            {"n_rounds": 2},
+            {"n_rounds": 1},
+            {"n_rounds": 3},
+            {"n_rounds": 2, "nmf_solver": "cd", "plsi_solver": "cd"},
+            {"n_rounds": 2, "nmf_solver": "mu", "plsi_solver": "em"},
+        ),
         # Two rounds (default: 10), each two phases of up to max_iter; one
         # split-merge move at most (default: 3).
         fast_params=_frozen({"n_rounds": 2, "split_merge": 1}),
@@ -341,6 +373,8 @@ REGISTRY = (
     ),
     EstimatorSpec(
         tf.SimplexPLSA,
+        # "n_features": all the axes; 1: a truncated SVD.
+        fuzz_variants=({}, {"svd_components": 1}, {"svd_components": "n_features"}),
         # Real-valued data is its point: negative entries are fine.
         counts_only=False,
         partial_fit=False,

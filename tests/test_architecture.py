@@ -103,3 +103,46 @@ def test_the_command_line_is_the_top_floor():
         for importer in graph.find_modules_that_directly_import(module)
     }
     assert importers - cli == {"sklearn_topicfac.__main__"}
+
+
+def _auto_constants(source):
+    """Line numbers of the string ``"auto"`` in code (docstrings aside)."""
+    import ast
+
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(
+            node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+        )
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and node.value == "auto"
+        and id(node) not in docstrings
+    ]
+
+
+def test_the_auto_check_finds_an_auto():
+    assert _auto_constants('"""Doc: "auto"."""\nsolver = "auto"\n') == [2]
+    assert _auto_constants('def f():\n    """"auto" here."""\n') == []
+
+
+@pytest.mark.parametrize("floor", ["kernels", "models", "engine"])
+def test_no_auto_is_resolved_below_the_estimators(floor):
+    # Every "auto" of the parameters (solver, max_iter, priors, inference)
+    # is resolved once, at the estimator's fit entry; the floors below
+    # receive the resolved values.  (The backend's "auto" is the
+    # configuration's per-call rule, read in _config, not here.)
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted((ROOT / "sklearn_topicfac" / floor).rglob("*.py"))
+        if (lines := _auto_constants(path.read_text()))
+    }
+    assert found == {}

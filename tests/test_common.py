@@ -48,6 +48,7 @@ from sklearn.utils._param_validation import InvalidParameterError, StrOptions
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import sklearn_topicfac
+from sklearn_topicfac.estimators import TopicEstimator
 from sklearn_topicfac.out_of_core import Blocks
 
 # Short fits on purpose: "did not converge" is expected noise here and is
@@ -154,8 +155,11 @@ def test_registry_holds_every_estimator_of_the_package():
         if isinstance(obj := getattr(sklearn_topicfac, name), type)
         and issubclass(obj, BaseEstimator)
     }
-    assert set(ALL_ESTIMATORS) == exported
-    assert len(ALL_ESTIMATORS) == len(REGISTRY) == 8
+    # Every public estimator is in the registry; the registry may hold an
+    # estimator not (yet) exported (docs/guide/adding_an_estimator.md).
+    assert exported <= set(ALL_ESTIMATORS)
+    assert len(set(ALL_ESTIMATORS)) == len(REGISTRY)
+    assert all(issubclass(cls, TopicEstimator) for cls in ALL_ESTIMATORS)
 
 
 @pytest.mark.parametrize("spec", ALL)

@@ -103,18 +103,14 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _estimators import ALL_ESTIMATORS
+from _estimators import ALL_ESTIMATORS, REGISTRY
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from sklearn_topicfac import (
-    KLNMF,
     LDAVI,
-    PLSI,
     GammaPoissonVI,
-    HybridNMFPLSI,
     JointNMF,
-    NormalizedNMF,
     SimplexPLSA,
 )
 from sklearn_topicfac.engine.loop import ROUNDING
@@ -130,49 +126,14 @@ pytestmark = [
 
 ESTIMATORS = ALL_ESTIMATORS
 
-# Every allowed start except "custom" (which needs factors passed to fit).
-_NMF_INITS = (None, "random", "nndsvda", "kmeans")
+# Every start the registry lists but "custom" (which needs factors passed to
+# fit), and None; the estimator-specific options are the registry's
+# ``fuzz_variants``: a new estimator's registry entry puts it here.
 INITS = {
-    KLNMF: _NMF_INITS,
-    NormalizedNMF: _NMF_INITS,
-    PLSI: _NMF_INITS,
-    JointNMF: _NMF_INITS,
-    HybridNMFPLSI: _NMF_INITS,
-    SimplexPLSA: _NMF_INITS,
-    LDAVI: (None, "nndsvda", "random"),
-    GammaPoissonVI: (None, "nndsvda", "random"),
+    spec.cls: (None, *(init for init in spec.inits if init != "custom"))
+    for spec in REGISTRY
 }
-
-# Estimator-specific options, drawn alongside the common ones.  Only
-# settings whose objective history is documented as non-increasing: not
-# PLSI's tempered EM (beta < 1), nor LDAVI's online learning (its history is
-# a running estimate).
-VARIANTS = {
-    # The default (on the NumPy backend of the suite: diagonal Newton),
-    # coordinate descent (the default with numba) and the multiplicative /
-    # EM updates (the former default).
-    KLNMF: ({}, {"solver": "cd"}, {"solver": "mu"}),
-    NormalizedNMF: ({}, {"solver": "cd"}, {"solver": "mu"}),
-    PLSI: ({}, {"solver": "cd"}, {"solver": "em"}),
-    JointNMF: ({}, {"normalize": "both"}, {"alpha": 0.5}),
-    # Hybrid rounds each run two phases of up to max_iter iterations.
-    HybridNMFPLSI: (
-        {"n_rounds": 2},
-        {"n_rounds": 1},
-        {"n_rounds": 3},
-        {"n_rounds": 2, "nmf_solver": "cd", "plsi_solver": "cd"},
-        {"n_rounds": 2, "nmf_solver": "mu", "plsi_solver": "em"},
-    ),
-    LDAVI: ({}, {"topic_word_prior": None}, {"doc_topic_prior": 2.0}, {"n_init": 2}),
-    GammaPoissonVI: (
-        {},
-        {"doc_topic_rate": 0.01},
-        {"doc_topic_prior": 2.0},
-        {"n_init": 2},
-    ),
-    # "n_features": all the axes; 1: a truncated SVD.
-    SimplexPLSA: ({}, {"svd_components": 1}, {"svd_components": "n_features"}),
-}
+VARIANTS = {spec.cls: spec.fuzz_variants for spec in REGISTRY}
 
 # The knobs of the strategy are indices into the tables above: 12 is a
 # multiple of every table's length, so each entry is equally likely.

@@ -2,10 +2,14 @@
 
 Each estimator builds its model (`sklearn_topicfac.models`) from its
 parameters and fits it with the engine (`sklearn_topicfac.engine`); the
-shared plumbing is `estimators._base`.
+shared plumbing is `estimators._base`.  A new estimator derives from
+`TopicFactorization` (and `StepwiseEM` for ``partial_fit``), whose hooks
+its docstring lists (``docs/guide/adding_an_estimator.md``).
 """
 
+from ._base import StepwiseEM as StepwiseEM
 from ._base import TopicEstimator as TopicEstimator
+from ._base import TopicFactorization as TopicFactorization
 from .hybrid import HybridNMFPLSI
 from .joint import JointNMF
 from .klnmf import KLNMF, NormalizedNMF

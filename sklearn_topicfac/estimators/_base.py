@@ -210,11 +210,59 @@ class TopicEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
 
 
 class TopicFactorization(TopicEstimator):
-    """Base of the KL topic factorizations of count data (not for direct use).
+    """Base of the topic factorizations of count data: derive a new estimator
+    from it (``docs/guide/adding_an_estimator.md``).
 
-    A subclass defines ``_build_model()`` (the model of its parameters) and
-    may set ``_default_init`` (what ``init=None`` means where feasible) and
-    ``_blockwise = False`` (when its fit cannot run block by block).
+    It provides ``fit``, ``fit_transform``, ``transform``,
+    ``topic_proportions``, ``score``, ``perplexity``, ``inverse_transform``,
+    the fit on any data source (in memory, `Blocks`, a dask array), restarts,
+    moves, ``ConvergenceWarning`` and progress, by running the model a
+    subclass builds through the engine.  The hooks a subclass may define
+    (only the first is required):
+
+    ``_build_model()``
+        The model (`sklearn_topicfac.models.TopicModel`) of the parameters.
+        Required.  It may read the fitted solvers through ``_solver(name)``.
+    ``_parameter_constraints``
+        scikit-learn's declaration of the parameters, extended from this
+        class's (``n_components``, ``init``, ``max_iter``, ``tol``,
+        ``n_init``, ``split_merge``, ``random_state``, ``verbose``).
+    ``_check_params()``
+        Checks across parameters that the constraints cannot express
+        (raise ``ValueError``).
+    ``_solvers()`` and ``_solver_models``
+        The solver parameters with ``"auto"`` resolved, by parameter name,
+        and the model class whose ``solvers`` each names: the fit resolves
+        them once, stores them as ``<parameter>_`` and caps
+        ``max_iter="auto"`` by their declarations.  None by default.
+    ``_default_init``
+        What ``init=None`` means where feasible (``"nndsvda"``).
+    ``_blockwise``
+        False when the fit cannot run block by block (then `Blocks` and
+        dask arrays are refused with an error saying so).
+    ``_check_blockwise()``
+        Refuse settings a block-wise fit does not support.
+    ``_run_shape()``
+        The `engine.Plan` fields of the run: batch by default; ``online``,
+        ``phases`` or ``run_on`` for other shapes.
+    ``_settings()``
+        The `engine.Settings` of the iterations (extend to change
+        ``n_init`` or ``moves``).
+    ``_start_rng()``
+        The generator random draws continue.
+    ``_fit_engine(runner, W, H)``
+        Carry out the plan (extend to read more of the `engine.FitResult`).
+    ``_scale_equivariant``
+        True when the model of ``c X`` is that of ``X`` with the document
+        factor times ``c`` (tiny data is then fitted rescaled).
+    ``_objective_attributes``
+        Fitted attributes holding objectives besides ``loss_`` (rescaled
+        with it).
+    ``_iteration_limit``
+        The parameter a fit that did not converge reached (``"max_iter"``).
+    ``_fitted_state``
+        What the fitted attributes must be (`estimators._state`): checked
+        before the kernels read them and when a model file is loaded.
     """
 
     _parameter_constraints: dict = {

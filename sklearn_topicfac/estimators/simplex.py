@@ -339,6 +339,14 @@ class SimplexPLSA(TopicEstimator):
         d = simplex_map.rotation.shape[0]
         if not np.array_equal(simplex_map.rotation, simplex_rotation(d)):
             _state.fail(self, "simplex_map_", "has a rotation no fit makes")
+        # The mean of coordinates of centred data: 0 but for rounding (about
+        # 1e-16 whatever the data, the coordinates being whitened).
+        if np.any(np.abs(simplex_map.b_mean) > 1e-9):
+            _state.fail(self, "simplex_map_", "has coordinates that are not centred")
+        # The shift and scale that put the training points on the simplex.
+        low, scale = simplex_map.low, simplex_map.scale
+        if not (scale == 1 - d * low or (low, scale) == (0.0, 1.0)):
+            _state.fail(self, "simplex_map_", "has a scale unlike its shift")
 
     def _check_map_and_plsa(self, sizes, values):
         """The simplex map (``a`` axes, ``d = a + 1`` coordinates) and the
