@@ -521,12 +521,11 @@ class TopicFactorization(TopicEstimator):
             Non-negative data, e.g. document-term counts.  Sparse CSR/CSC is
             used as is, never densified.  A `Blocks` source or a dask array
             is fitted block by block (out-of-core, or on the active Dask
-            cluster), from the same start and to the same model as in
-            memory with updates that are one pass over the documents per
-            iteration; the algorithms that need every document at once
-            (the default coordinate descent of KLNMF and PLSI, LDAVI's
-            CVB0) are replaced there by those updates (``"mu"``, ``"em"``,
-            the mean-field VB).
+            cluster), from the same start, with the same solver and to the
+            same model as in memory (up to the order in which sums over
+            the documents are added); a solver that needs every document
+            at once (``"cd"``, ``"squarem"``) is refused there with an
+            error naming those that can run.
         {{ignored_y}}
         W : array-like of shape (n_samples, n_components), default=None
             Start for the document factor, used only with ``init='custom'``.

@@ -59,16 +59,13 @@ class HybridNMFPLSI(TopicFactorization):
     n_rounds : int, default=10
         Maximum number of NMF-then-PLSI rounds.
     nmf_solver : {"auto", "cd", "dn", "mu"}, default="auto"
-        The NMF phase's solver (see :class:`KLNMF`; ``"auto"``: ``"cd"``
-        where its sweep runs compiled -- numba installed, the backend not
-        ``"numpy"``, the data large enough -- else ``"dn"``).
+        The NMF phase's solver (see :class:`KLNMF`; ``"auto"``: ``"dn"``).
     plsi_solver : {"auto", "cd", "dn", "em", "squarem"}, default="auto"
         The PLSI phase's solver (see :class:`PLSI`; ``"auto"``: as for
         ``nmf_solver``).  The paper's algorithm is ``nmf_solver="mu",
         plsi_solver="em"`` (the former defaults): its phases stop at
-        ``max_iter`` on most real corpora where coordinate descent's (with
-        numba) and diagonal Newton's (without) end converged, at a lower
-        objective (``docs/real_text.md``, "Does a default fit end
+        ``max_iter`` on most real corpora where diagonal Newton's end
+        converged, at a lower objective (``docs/real_text.md``, "Does a default fit end
         converged?").
         The fitted ``nmf_solver_`` and ``plsi_solver_`` say which ran.
     max_iter : int, default=200

@@ -101,8 +101,10 @@ class JointNMF(StepwiseEM, TopicFactorization):
     loss_ : float
         Final objective (KL divergence plus the penalty).
     solver_ : str
-        The solver an in-memory fit ran (``solver``); block-wise fits and
-        ``partial_fit`` run ``"joint"`` whatever it is.
+        The solver the fit ran (``solver``): ``"joint"`` runs block by
+        block and on Dask too, the others need every document at once and
+        are refused there; ``partial_fit`` runs stepwise EM of the joint
+        update whatever it is.
     {{kl_history}}
     {{moves_made}}
     {{features_seen}}

@@ -75,12 +75,12 @@ class KLNMF(StepwiseEM, TopicFactorization):
     solver : {"auto", "cd", "dn", "mu"}, default="auto"
         ``"cd"``: coordinate descent with Newton steps; ``"dn"``: diagonal
         Newton; ``"mu"``: multiplicative updates (scikit-learn's iterates;
-        the former default); ``"auto"``: ``"cd"`` where its sweep runs
-        compiled -- numba installed (the ``fast`` extra), the backend not
-        ``"numpy"`` (:func:`~sklearn_topicfac.set_config`) and, with
-        ``backend="auto"``, the data large enough for the compiled
-        kernels (stored entries times ``n_components`` of at least 2**19)
-        -- else ``"dn"``; the fitted ``solver_`` says which ran.  On real
+        the former default); ``"auto"``: ``"dn"``, with numba or without
+        and wherever the data are.  ``"dn"`` and ``"mu"`` run in memory,
+        block by block (`Blocks`) and on Dask with the same result;
+        ``"cd"`` needs every document at once and is refused there (the
+        declarations are in ``sklearn_topicfac.models.solvers``).  The
+        fitted ``solver_`` says which ran.  On real
         corpora each comes close to the objective it converges to sooner
         than ``"mu"`` on its backend, at a lower objective, where a
         ``"mu"`` fit usually stops at ``max_iter`` with a
@@ -111,9 +111,9 @@ class KLNMF(StepwiseEM, TopicFactorization):
     loss_ : float
         Final objective ``D(X || W H)``.
     solver_ : str
-        What ``solver`` resolved to (``"auto"``: by the engine, see
-        ``solver``) and an in-memory fit ran; block-wise fits and
-        ``partial_fit`` run ``"mu"`` whatever it is.
+        The solver the fit ran (``solver`` with ``"auto"`` resolved), in
+        memory as block by block; ``partial_fit`` runs stepwise EM of the
+        multiplicative updates whatever it is.
     {{kl_history}}
     {{moves_made}}
     {{features_seen}}

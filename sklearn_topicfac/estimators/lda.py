@@ -507,6 +507,9 @@ default=None
         online step), as in scikit-learn.
     doc_topic_prior_ : ndarray of shape (n_components,)
         The :math:`\\alpha` in use.
+    inference_ : {"cvb0", "vb"}
+        The inference the fit ran (``inference`` with ``"auto"`` resolved),
+        in memory as block by block; ``partial_fit`` runs online VB.
     topic_word_prior_ : float or None
         The :math:`\\eta` in use; ``None`` for point-estimate topics.
     random_state_ : RandomState instance

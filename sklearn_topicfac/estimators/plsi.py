@@ -74,10 +74,11 @@ class PLSI(StepwiseEM, TopicFactorization):
         ``"dn"``: one iteration of KL-NMF's diagonal Newton; ``"em"``: one
         EM step per iteration (Hofmann's iterates; the former default);
         ``"squarem"``: EM accelerated by squared extrapolation, one
-        iteration being one SQUAREM cycle; ``"auto"``: as for
-        :class:`KLNMF`, ``"cd"`` where its sweep runs compiled (numba
-        installed, the backend not ``"numpy"``, the data large enough),
-        else ``"dn"`` -- the fitted ``solver_`` says which ran.
+        iteration being one SQUAREM cycle; ``"auto"``: ``"dn"``, or
+        ``"em"`` with ``beta < 1`` (the other solvers need ``beta=1``) --
+        the fitted ``solver_`` says which ran.  ``"dn"`` and ``"em"`` run
+        block by block and on Dask too; ``"cd"`` and ``"squarem"`` need
+        every document at once and are refused there.
         An EM step costs about half a ``"cd"`` or ``"dn"`` iteration, but
         on real corpora each of those comes close to the objective it
         converges to sooner than ``"em"`` on its backend, at a lower
@@ -109,9 +110,9 @@ class PLSI(StepwiseEM, TopicFactorization):
     loss_ : float
         Final objective ``D(X || N P(d, w))``.
     solver_ : str
-        What ``solver`` resolved to (``"auto"``: by the engine, see
-        ``solver``) and an in-memory fit ran; block-wise fits and
-        ``partial_fit`` run ``"em"`` whatever it is.
+        The solver the fit ran (``solver`` with ``"auto"`` resolved), in
+        memory as block by block; ``partial_fit`` runs stepwise EM whatever
+        it is.
     loss_history_ : ndarray of shape (n_iter_ + 1,)
         Objective at the start and after every EM step; a split-merge move
         kept counts as one step (its trial's steps are in
