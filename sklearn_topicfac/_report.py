@@ -41,13 +41,13 @@ def jensen_shannon_distances(phi):
     for i in range(k):
         for j in range(i + 1, k):
             divergence = 0.5 * (
-                _kl_to_mean(phi[i], phi[j]) + _kl_to_mean(phi[j], phi[i])
+                kl_to_mean(phi[i], phi[j]) + kl_to_mean(phi[j], phi[i])
             )
             out[i, j] = out[j, i] = np.sqrt(min(max(divergence, 0.0), 1.0))
     return out
 
 
-def _kl_to_mean(p, q):
+def kl_to_mean(p, q):
     """``KL(p || (p + q) / 2)`` in bits, exact for subnormal probabilities.
 
     Written as ``p (1 + log2 p - log2 (p + q))``: halving a subnormal ``p``

@@ -14,6 +14,10 @@ passed through them, so raw text can be given where documents are expected.
 - :func:`to_pyldavis` -- the keyword arguments of ``pyLDAvis.prepare``;
 - :func:`write_report` -- a self-contained HTML report (top terms,
   coherence, inter-topic distance map, document map), no extra needed;
+- :func:`align_topics`, :func:`topic_stability`, :func:`topic_lineage`,
+  :func:`topic_distances` -- topic identity across fits: the same topics
+  under the same numbers, how reliably a topic is found, which topics
+  split or merged between two numbers of topics;
 - :func:`plot_top_terms`, :func:`plot_loss_history`,
   :func:`plot_document_map` -- matplotlib figures (``pip install
   "sklearn-topicfac[plot]"``).
@@ -37,12 +41,17 @@ from .metrics import clustering_scores, npmi_coherence, topic_diversity
 
 __all__ = [
     "TopTerms",
+    "TopicLineage",
+    "align_topics",
     "document_topics",
     "plot_document_map",
     "plot_loss_history",
     "plot_top_terms",
     "to_pyldavis",
     "top_terms",
+    "topic_distances",
+    "topic_lineage",
+    "topic_stability",
     "write_report",
 ]
 
@@ -293,6 +302,282 @@ def top_terms(model, feature_names=None, *, n_top=10):
     order = np.argsort(-C, axis=1, kind="stable")[:, : min(int(n_top), C.shape[1])]
     weights = np.take_along_axis(_topic_term_distributions(C), order, axis=1)
     return TopTerms(names[order], weights)
+
+
+# ---------------------------------------------------------- topic identity
+def _topic_distributions(model, name):
+    """``P(w|z)`` of a fitted model (estimator or pipeline), float64."""
+    _, estimator = _fitted_estimator(model)
+    C = np.asarray(estimator.components_, dtype=np.float64)
+    if C.min() < 0:
+        raise ValueError(
+            f"{name} has real-valued bases (SimplexPLSA), not topic-word "
+            "distributions: topics are compared as distributions."
+        )
+    return normalize_rows(C)[0]
+
+
+def topic_distances(reference, other):
+    """Jensen-Shannon distances between the topics of two fitted models.
+
+    Parameters
+    ----------
+    reference, other : fitted estimator, or Pipeline ending in one
+        Topic models on the same vocabulary (the same ``n_features``).
+
+    Returns
+    -------
+    distances : ndarray of shape (k_reference, k_other)
+        ``distances[i, j]``: the Jensen-Shannon distance (base 2, in
+        [0, 1]; the square root of the divergence) between topic ``i`` of
+        ``reference`` and topic ``j`` of ``other``.  One pair at a time:
+        never a ``k x k x n_features`` array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import PLSI
+    >>> from sklearn_topicfac.inspection import topic_distances
+    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
+    >>> model = PLSI(n_components=2, random_state=0).fit(X)
+    >>> np.allclose(np.diag(topic_distances(model, model)), 0)
+    True
+    """
+    P = _topic_distributions(reference, "reference")
+    Q = _topic_distributions(other, "other")
+    if P.shape[1] != Q.shape[1]:
+        raise ValueError(
+            f"The models have {P.shape[1]} and {Q.shape[1]} features: topics "
+            "are compared on one vocabulary (fit both on the same columns)."
+        )
+    out = np.empty((P.shape[0], Q.shape[0]))
+    for i, p in enumerate(P):
+        for j, q in enumerate(Q):
+            divergence = 0.5 * (_report.kl_to_mean(p, q) + _report.kl_to_mean(q, p))
+            out[i, j] = np.sqrt(min(max(divergence, 0.0), 1.0))
+    return out
+
+
+def align_topics(reference, other):
+    """Match the topics of ``other`` to those of ``reference``, one to one.
+
+    The matching minimizes the total Jensen-Shannon distance between the
+    matched topic-word distributions (the assignment problem, solved
+    exactly by :func:`scipy.optimize.linear_sum_assignment`), so topic
+    numbers of two fits -- two seeds, two corpora, a refit -- can be read
+    side by side.
+
+    Parameters
+    ----------
+    reference, other : fitted estimator, or Pipeline ending in one
+        Topic models with the same number of topics on the same vocabulary
+        (for different numbers of topics, see :func:`topic_lineage`).
+
+    Returns
+    -------
+    order : ndarray of shape (n_components,), int
+        Topic ``order[i]`` of ``other`` is matched to topic ``i`` of
+        ``reference``: ``other.components_[order]`` is in the reference's
+        topic order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import PLSI
+    >>> from sklearn_topicfac.inspection import align_topics
+    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
+    >>> a = PLSI(n_components=2, random_state=0).fit(X)
+    >>> b = PLSI(n_components=2, random_state=0).fit(X)
+    >>> b.components_ = b.components_[::-1]  # the same topics, renumbered
+    >>> align_topics(a, b)
+    array([1, 0])
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    distances = topic_distances(reference, other)
+    if distances.shape[0] != distances.shape[1]:
+        raise ValueError(
+            f"align_topics matches topics one to one, but the models have "
+            f"{distances.shape[0]} and {distances.shape[1]} topics; "
+            "topic_lineage relates fits with different numbers of topics."
+        )
+    rows, columns = linear_sum_assignment(distances)
+    return columns[np.argsort(rows)].astype(np.intp)
+
+
+def topic_stability(estimator, X, n_runs=5, random_state=None):
+    """How closely each topic is found again by fits from other seeds.
+
+    ``estimator`` (fitted on ``X``) is cloned and fitted on ``X`` again
+    ``n_runs`` times with other values of ``random_state``; each refit's
+    topics are aligned to the estimator's (:func:`align_topics`), and a
+    topic's stability is the mean over the refits of one minus the
+    Jensen-Shannon distance to its match: 1 when every refit finds the very
+    topic, near 0 when the refits put unrelated topics in its place.
+
+    Cost: ``n_runs`` fits of the estimator on ``X`` (run one after the
+    other), plus ``n_runs * k**2`` distance computations over the
+    vocabulary.
+
+    Parameters
+    ----------
+    estimator : fitted estimator, or Pipeline ending in one
+        The model whose topics are scored, fitted on ``X``.
+    X : array-like, sparse matrix or documents
+        The data it was fitted on (raw text for a pipeline that counts
+        words).
+    n_runs : int, default=5
+        Refits.
+    random_state : int, RandomState instance or None, default=None
+        Draws the refits' seeds.
+
+    Returns
+    -------
+    stability : ndarray of shape (n_components,)
+        One score in [0, 1] per topic, in the estimator's topic order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import PLSI
+    >>> from sklearn_topicfac.inspection import topic_stability
+    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]] * 5)
+    >>> model = PLSI(n_components=2, init="random", random_state=0).fit(X)
+    >>> scores = topic_stability(model, X, n_runs=3, random_state=0)
+    >>> scores.shape, bool(np.all((scores >= 0) & (scores <= 1)))
+    ((2,), True)
+    """
+    from sklearn.base import clone
+    from sklearn.utils import check_random_state
+
+    _fitted_estimator(estimator)
+    if not (isinstance(n_runs, (int, np.integer)) and n_runs >= 1):
+        raise ValueError(f"n_runs must be a positive integer, got {n_runs!r}.")
+    rng = check_random_state(random_state)
+    parameter = "random_state"
+    if isinstance(estimator, Pipeline):
+        parameter = f"{estimator.steps[-1][0]}__random_state"
+    scores = []
+    for seed in rng.randint(np.iinfo(np.int32).max, size=n_runs):
+        refit = clone(estimator).set_params(**{parameter: int(seed)}).fit(X)
+        order = align_topics(estimator, refit)
+        matched = topic_distances(estimator, refit)[np.arange(order.size), order]
+        scores.append(1.0 - matched)
+    return np.clip(np.mean(scores, axis=0), 0.0, 1.0)
+
+
+class TopicLineage:
+    """How the topics of one fit relate to those of another.
+
+    Made by :func:`topic_lineage`; ``print`` it for one line per relation.
+
+    Attributes
+    ----------
+    similarity : ndarray of shape (k_a, k_b)
+        One minus the Jensen-Shannon distance between each topic of the
+        first model and each of the second.
+    continued : list of (int, int)
+        ``(a, b)``: topic ``a`` goes on as ``b`` (each is the other's
+        closest, and no other topic shares either).
+    split : dict of int to list of int
+        ``a -> [b, ...]``: topic ``a`` of the first model is the closest
+        earlier topic of each of these topics of the second.
+    merged : dict of int to list of int
+        ``b -> [a, ...]``: topic ``b`` of the second model is the closest
+        later topic of each of these topics of the first.
+    appeared : list of int
+        Topics of the second model related to no topic of the first.
+    vanished : list of int
+        Topics of the first model related to no topic of the second.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import PLSI
+    >>> from sklearn_topicfac.inspection import topic_lineage
+    >>> X = np.array([[5, 3, 0, 0], [4, 6, 1, 0], [0, 1, 6, 4], [0, 0, 3, 5]])
+    >>> a = PLSI(n_components=2, random_state=0).fit(X)
+    >>> topic_lineage(a, a).continued
+    [(0, 0), (1, 1)]
+    """
+
+    def __init__(self, similarity, threshold):
+        self.similarity = similarity
+        related = similarity >= threshold
+        parent = np.where(related.any(axis=0), similarity.argmax(axis=0), -1)
+        child = np.where(related.any(axis=1), similarity.argmax(axis=1), -1)
+        children = {
+            a: [int(b) for b in np.flatnonzero(parent == a)]
+            for a in range(similarity.shape[0])
+        }
+        parents = {
+            b: [int(a) for a in np.flatnonzero(child == b)]
+            for b in range(similarity.shape[1])
+        }
+        self.split = {a: bs for a, bs in children.items() if len(bs) > 1}
+        self.merged = {b: as_ for b, as_ in parents.items() if len(as_) > 1}
+        self.continued = [
+            (a, bs[0])
+            for a, bs in children.items()
+            if len(bs) == 1 and parents[bs[0]] == [a]
+        ]
+        self.appeared = [int(b) for b in np.flatnonzero(parent < 0)]
+        self.vanished = [int(a) for a in np.flatnonzero(child < 0)]
+
+    def __str__(self):
+        lines = [f"topic {a} -> {b}" for a, b in self.continued]
+        lines += [f"topic {a} split into {bs}" for a, bs in self.split.items()]
+        lines += [f"topics {as_} merged into {b}" for b, as_ in self.merged.items()]
+        lines += [f"topic {b} appeared" for b in self.appeared]
+        lines += [f"topic {a} vanished" for a in self.vanished]
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"TopicLineage({self.similarity.shape[0]} -> {self.similarity.shape[1]})"
+
+
+def topic_lineage(model_a, model_b, *, threshold=0.3):
+    """Which topics of ``model_a`` split, merged, went on, appeared or vanished
+    in ``model_b``.
+
+    For two fits with different numbers of topics (or a model before and
+    after ``partial_fit``).  Topics are related when one minus their
+    Jensen-Shannon distance is at least ``threshold``; each topic of
+    ``model_b`` descends from its closest related topic of ``model_a``
+    (none: it appeared), and each topic of ``model_a`` lives on in its
+    closest related topic of ``model_b`` (none: it vanished).  A topic of
+    ``model_a`` that several topics of ``model_b`` descend from split; a
+    topic of ``model_b`` that several topics of ``model_a`` live on in is a
+    merge.  The default threshold: a topic that is an even mixture of two
+    topics with disjoint words is at 0.44 from each, unrelated topics at 0.
+
+    Parameters
+    ----------
+    model_a, model_b : fitted estimator, or Pipeline ending in one
+        Topic models on the same vocabulary.
+    threshold : float in [0, 1], default=0.3
+        The least similarity of related topics.
+
+    Returns
+    -------
+    lineage : TopicLineage
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import PLSI
+    >>> from sklearn_topicfac.inspection import topic_lineage
+    >>> rng = np.random.default_rng(0)
+    >>> blocks = np.kron(np.eye(3), np.ones((1, 5)))  # 3 topics, 5 words each
+    >>> X = rng.poisson(4 * np.repeat(blocks, 10, axis=0))
+    >>> two = PLSI(n_components=2, random_state=0).fit(X)
+    >>> three = PLSI(n_components=3, random_state=0).fit(X)
+    >>> len(topic_lineage(two, three).split)
+    1
+    """
+    if not 0 <= threshold <= 1:
+        raise ValueError(f"threshold must be in [0, 1], got {threshold!r}.")
+    return TopicLineage(1.0 - topic_distances(model_a, model_b), threshold)
 
 
 # ---------------------------------------------------------------- pyLDAvis

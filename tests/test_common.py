@@ -1132,3 +1132,20 @@ def test_transform_rows_are_what_the_docstring_says(spec):
     # topic_proportions: P(z|d) for every estimator that has it.
     if hasattr(est, "topic_proportions"):
         assert_allclose(est.topic_proportions(X).sum(axis=1), 1, rtol=1e-12)
+
+
+@pytest.mark.parametrize("spec", ALL)
+def test_the_fitted_solvers_name_what_ran(spec):
+    # solver_ (and LDAVI's inference_) is what ran: pinning the parameters
+    # to the fitted values gives the very same fit.
+    est = spec.make(n_components=3, random_state=0).fit(X_COUNTS)
+    pinned = {
+        name[:-1]: value
+        for name, value in vars(est).items()
+        if name.endswith("solver_") or name == "inference_"
+    }
+    if not pinned:
+        pytest.skip(f"{spec.name} has one way of fitting")
+    again = spec.make(n_components=3, random_state=0, **pinned).fit(X_COUNTS)
+    assert_array_equal(again.components_, est.components_)
+    assert again.n_iter_ == est.n_iter_
