@@ -7,6 +7,7 @@ one self-contained file with inline CSS, SVG and JavaScript (no network).
 """
 
 import html
+import json
 
 import numpy as np
 
@@ -40,9 +41,7 @@ def jensen_shannon_distances(phi):
     out = np.zeros((k, k))
     for i in range(k):
         for j in range(i + 1, k):
-            divergence = 0.5 * (
-                kl_to_mean(phi[i], phi[j]) + kl_to_mean(phi[j], phi[i])
-            )
+            divergence = 0.5 * (kl_to_mean(phi[i], phi[j]) + kl_to_mean(phi[j], phi[i]))
             out[i, j] = out[j, i] = np.sqrt(min(max(divergence, 0.0), 1.0))
     return out
 
@@ -108,6 +107,49 @@ def _to_box(coords, margin):
 
 
 # -------------------------------------------------------------------- page
+# The grid of the relevance slider: pyLDAvis's lambda, in steps of 0.1.
+LAMBDAS = np.round(np.linspace(0.0, 1.0, 11), 1)
+
+
+def relevance_payload(phi, term_frequency, topic_mass, vocab, n_top):
+    """What the page needs to rank each topic's terms at every lambda.
+
+    Relevance (Sievert & Shirley, 2014): ``lambda log P(w|z) + (1 - lambda)
+    log(P(w|z) / P(w))``, ``P(w)`` the corpus frequency.  Per topic only the
+    terms some lambda of `LAMBDAS` puts in its top ``n_top`` (terms absent
+    from the corpus are never ranked), with ``P(w|z)``, the estimated count
+    in the topic (``P(w|z)`` times the topic's words) and the count in the
+    corpus, and per lambda the ranking of those terms.  One topic at a time:
+    never more than a row of ``k x n_features`` beyond ``phi`` itself.
+    """
+    phi = np.asarray(phi, dtype=np.float64)
+    term_frequency = np.asarray(term_frequency, dtype=np.float64)
+    seen = np.flatnonzero(term_frequency > 0)
+    n_top = min(int(n_top), seen.size) if seen.size else 0
+    log_p = np.log(term_frequency[seen] / term_frequency.sum()) if n_top else None
+    topics = []
+    for z, row in enumerate(phi):
+        log_phi = np.log(np.maximum(row[seen], 1e-300))
+        rankings = []
+        for lam in LAMBDAS:
+            score = lam * log_phi + (1.0 - lam) * (log_phi - log_p)
+            top = np.argpartition(-score, n_top - 1)[:n_top] if n_top else []
+            rankings.append(top[np.argsort(-score[top], kind="stable")])
+        candidates = np.unique(np.concatenate(rankings)) if n_top else np.array([], int)
+        position = {int(c): i for i, c in enumerate(candidates)}
+        words = seen[candidates]
+        topics.append(
+            {
+                "terms": [str(vocab[w]) for w in words],
+                "phi": [float(f"{row[w]:.4g}") for w in words],
+                "topic": [float(f"{row[w] * topic_mass[z]:.4g}") for w in words],
+                "corpus": [float(f"{term_frequency[w]:.6g}") for w in words],
+                "order": [[position[int(c)] for c in r] for r in rankings],
+            }
+        )
+    return {"lambdas": [float(v) for v in LAMBDAS], "topics": topics}
+
+
 def render(
     *,
     title,
@@ -126,6 +168,8 @@ def render(
     max_documents,
     scores,
     selection,
+    relevance=None,
+    stability=None,
 ):
     """The report page as one string (see ``write_report`` for the content)."""
     k = len(terms)
@@ -142,14 +186,40 @@ def render(
     if selection is not None:
         sections.append(_selection_curve(*selection))
     cards = "".join(
-        _topic_card(z, terms[z], weights[z], sizes[z], prevalence[z], coherence[z])
+        _topic_card(
+            z,
+            terms[z],
+            weights[z],
+            sizes[z],
+            prevalence[z],
+            coherence[z],
+            None if relevance is None else relevance["topics"][z],
+            None if stability is None else stability[z],
+        )
         for z in range(k)
     )
-    sections.append(f"<section id='topics'><h2>Topics</h2>{cards}</section>")
+    slider = ""
+    if relevance is not None:
+        slider = (
+            "<p class='relevance'><label for='lambda'>relevance &lambda; = "
+            "<output id='lambda-value'>1.0</output></label> "
+            "<input type='range' id='lambda' min='0' max='1' step='0.1' "
+            "value='1'> <span class='hint'>1: terms by P(w|z); lower: terms "
+            "more specific to the topic than to the corpus. Bars: estimated "
+            "count in the topic over the count in the corpus.</span></p>"
+        )
+    sections.append(f"<section id='topics'><h2>Topics</h2>{slider}{cards}</section>")
+    data = ""
+    if relevance is not None:
+        payload = json.dumps(relevance, separators=(",", ":"))
+        # Inside <script>, "</" would end the element: JSON allows "<\/".
+        payload = payload.replace("</", "<\\/")
+        data = f"<script type='application/json' id='relevance-data'>{payload}</script>"
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>"
         + "".join(sections)
+        + data
         + f"<script>{_JS}</script></body></html>\n"
     )
 
@@ -267,19 +337,46 @@ def _selection_curve(candidates, scores, chosen, method):
     )
 
 
-def _topic_card(z, terms, weights, size, prevalence, coherence):
-    top = max(float(np.max(weights)), 1e-12)
-    rows = "".join(
+def _term_rows(terms, weights, topic_counts=None, corpus_counts=None):
+    """The term rows of a card: with counts, a bar of the term's estimated
+    count in the topic over a bar of its count in the corpus (pyLDAvis's
+    red over blue), else a bar of its weight."""
+    if topic_counts is None:
+        top = max(float(np.max(weights)), 1e-12)
+        return "".join(
+            f"<tr class='term'><td class='word'>{_esc(t)}</td><td class='barcell'>"
+            f"<div class='bar topic' style='width:{100 * w / top:.1f}%'></div></td>"
+            f"<td class='weight'>{w:.4f}</td></tr>"
+            for t, w in zip(terms, weights, strict=True)
+        )
+    top = max(float(np.max(corpus_counts)), 1e-12)
+    return "".join(
         f"<tr class='term'><td class='word'>{_esc(t)}</td><td class='barcell'>"
-        f"<div class='bar' style='width:{100 * w / top:.1f}%'></div></td>"
+        f"<div class='bar corpus' style='width:{100 * c / top:.1f}%'></div>"
+        f"<div class='bar topic' style='width:{100 * n / top:.1f}%'></div></td>"
         f"<td class='weight'>{w:.4f}</td></tr>"
-        for t, w in zip(terms, weights, strict=True)
+        for t, w, n, c in zip(terms, weights, topic_counts, corpus_counts, strict=True)
     )
+
+
+def _topic_card(z, terms, weights, size, prevalence, coherence, relevance, stability):
+    if relevance is not None and relevance["terms"]:
+        # lambda = 1, the last of the grid: the terms by P(w|z).
+        order = relevance["order"][-1]
+        rows = _term_rows(
+            [relevance["terms"][i] for i in order],
+            [relevance["phi"][i] for i in order],
+            [relevance["topic"][i] for i in order],
+            [relevance["corpus"][i] for i in order],
+        )
+    else:
+        rows = _term_rows(terms, weights)
+    stable = "" if stability is None else f", stability {stability:.2f}"
     return (
         f"<div class='topic-card' data-topic='{z}' style='--topic:{_colour(z)}'>"
         f"<h3><span class='swatch'></span>topic {z}</h3>"
         f"<p class='stats'>{int(size)} documents (dominant topic), "
-        f"{prevalence:.1%} of the words, NPMI {coherence:+.3f}</p>"
+        f"{prevalence:.1%} of the words, NPMI {coherence:+.3f}{stable}</p>"
         f"<table class='terms'>{rows}</table></div>"
     )
 
@@ -328,8 +425,11 @@ font-size:.85em;color:#555}
 .terms{width:100%;border-collapse:collapse;font-size:.85em}
 .terms td{padding:1px 2px}.word{width:35%}.weight{width:18%;text-align:right;
 color:#666}
-.barcell{width:47%}.bar{height:9px;background:#9ab;border-radius:2px}
-.topic-card.selected .bar{background:var(--topic)}
+.barcell{width:47%;position:relative}
+.bar{height:9px;background:#9ab;border-radius:2px}
+.bar.corpus{background:#dde3ea}.bar.corpus+.bar.topic{margin-top:-9px}
+.topic-card.selected .bar.topic{background:var(--topic)}
+.relevance{flex-basis:100%;margin:0 0 6px}#lambda{vertical-align:middle;width:240px}
 """
 
 _JS = """
@@ -360,6 +460,38 @@ _JS = """
       select(el.getAttribute("data-topic"));
     });
   });
+  var data = document.getElementById("relevance-data");
+  var slider = document.getElementById("lambda");
+  function esc(text) {
+    var span = document.createElement("span");
+    span.textContent = text;
+    return span.innerHTML;
+  }
+  function rank(step) {
+    var relevance = JSON.parse(data.textContent);
+    document.getElementById("lambda-value").textContent =
+      relevance.lambdas[step].toFixed(1);
+    all(".topic-card").forEach(function (card) {
+      var topic = relevance.topics[+card.getAttribute("data-topic")];
+      var order = topic.order[step];
+      var top = Math.max.apply(null, order.map(function (i) {
+        return topic.corpus[i];
+      }).concat([1e-12]));
+      card.querySelector("table.terms").innerHTML = order.map(function (i) {
+        return "<tr class='term'><td class='word'>" + esc(topic.terms[i]) +
+          "</td><td class='barcell'><div class='bar corpus' style='width:" +
+          (100 * topic.corpus[i] / top).toFixed(1) + "%'></div>" +
+          "<div class='bar topic' style='width:" +
+          (100 * topic.topic[i] / top).toFixed(1) + "%'></div></td>" +
+          "<td class='weight'>" + topic.phi[i].toFixed(4) + "</td></tr>";
+      }).join("");
+    });
+  }
+  if (data && slider) {
+    slider.addEventListener("input", function () {
+      rank(Math.round(+slider.value * 10));
+    });
+  }
   all(".colour-button").forEach(function (button) {
     button.addEventListener("click", function () {
       var by = button.getAttribute("data-colour");

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import make_pipeline
 
-from sklearn_topicfac import KLNMF, PLSI
+from sklearn_topicfac import KLNMF, PLSI, _report
 from sklearn_topicfac._report import (
     classical_scaling,
     jensen_shannon_distances,
@@ -99,7 +99,8 @@ def test_report_content(fitted, tmp_path):
     assert page.count("class='topic-card'") == 3
     assert page.count("class='topic-circle'") == 3
     assert page.count("class='doc'") == 120
-    assert page.count("class='term'") == 30  # 10 top terms per topic
+    markup = page.split("<script", 1)[0]  # (the script builds rows too)
+    assert markup.count("class='term'") == 30  # 10 top terms per topic
     for label in WORDS:
         assert f"data-label='{label}'" in page
     assert "accuracy" in page and "nmi" in page
@@ -216,7 +217,7 @@ def test_report_in_headless_chromium(fitted, tmp_path):
             assert page.locator("circle.doc.hit").count() == n_topic
             assert page.locator("circle.doc.dim").count() == 120 - n_topic
             # Its term bars take the topic's colour; the others' do not.
-            colours = page.locator(".topic-card .bar").evaluate_all(
+            colours = page.locator(".topic-card .bar.topic").evaluate_all(
                 "bars => bars.map(b => getComputedStyle(b).backgroundColor)"
             )
             selected = colours[10:20]
@@ -253,3 +254,88 @@ def test_jensen_shannon_distances_of_subnormal_probabilities():
     assert np.all(np.isfinite(D))
     assert 0 < D[0, 1] <= 1
     assert np.all(np.isfinite(classical_scaling(D)))
+
+
+def _terms_listed(page):
+    return page.locator(".topic-card").evaluate_all(
+        "cards => cards.map(c => Array.from(c.querySelectorAll('td.word'))"
+        ".map(td => td.textContent))"
+    )
+
+
+def _slider_session(path, k, tmp_path, name):
+    """Open the report, check it, move the relevance slider; the findings."""
+    executable, sync_playwright = _chromium()
+    errors, requests = [], []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.on(
+                "console",
+                lambda m: errors.append(m.text) if m.type == "error" else None,
+            )
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(path.as_uri())
+            load_ms = page.evaluate(
+                "performance.getEntriesByType('navigation')[0].loadEventEnd"
+            )
+            # One mark per topic on the map, one card per topic.
+            assert page.locator(".topic-mark").count() == k
+            assert page.locator(".topic-card").count() == k
+            at_one = _terms_listed(page)
+            page.locator("#lambda").fill("0.2")
+            assert page.locator("#lambda-value").text_content() == "0.2"
+            at_low = _terms_listed(page)
+            page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=False)
+            page.locator("#lambda").fill("1")
+            back = _terms_listed(page)
+        finally:
+            browser.close()
+    return errors, requests, at_one, at_low, back, load_ms
+
+
+@pytest.mark.parametrize("k", [5, pytest.param(50, marks=pytest.mark.slow)])
+def test_the_relevance_slider_reranks_terms_in_chromium(k, tmp_path):
+    # The bundled Classic3 corpus (one of the shared corpora), PLSI at k.
+    from sklearn_topicfac.datasets import load_classic3
+
+    X, labels = load_classic3(return_X_y=True)
+    model = PLSI(n_components=k, random_state=0, max_iter=50).fit(X)
+    path = write_report(model, X, None, tmp_path / "r.html", labels=labels)
+    errors, requests, at_one, at_low, back, _ = _slider_session(
+        path, k, tmp_path, f"slider{k}"
+    )
+    assert errors == []
+    assert all(url.startswith("file://") for url in requests), requests
+    # Moving the slider changes the listed terms (corpus-wide terms drop);
+    # back at 1 the page lists the terms top_terms gives, by P(w|z).
+    assert len(at_one) == k and all(len(terms) == 10 for terms in at_one)
+    assert at_low != at_one
+    assert back == at_one
+
+
+def test_the_relevance_ranking_matches_its_definition():
+    phi = np.array([[0.5, 0.3, 0.2, 0.0], [0.1, 0.1, 0.1, 0.7]])
+    tf = np.array([100.0, 10.0, 1.0, 0.0])  # the last term never occurs
+    payload = _report.relevance_payload(phi, tf, np.array([50.0, 20.0]), "abcd", 2)
+    topic = payload["topics"][0]
+    ranked = {
+        lam: [topic["terms"][i] for i in order]
+        for lam, order in zip(payload["lambdas"], topic["order"], strict=True)
+    }
+    assert ranked[1.0] == ["a", "b"]  # by P(w|z)
+    assert ranked[0.0] == ["c", "b"]  # by lift P(w|z) / P(w)
+    assert "d" not in payload["topics"][1]["terms"]  # unseen: never ranked
+    assert topic["topic"][topic["terms"].index("a")] == 25.0  # 0.5 x 50 words
+    assert topic["corpus"][topic["terms"].index("a")] == 100.0
+
+
+def test_a_report_of_50_topics_and_20000_terms_stays_small(tmp_path):
+    # Only each topic's candidate terms over the lambda grid are shipped.
+    X = sp.random(2000, 20000, density=0.003, random_state=0, format="csr")
+    X.data = np.ceil(X.data * 5)
+    model = KLNMF(n_components=50, max_iter=2, random_state=0).fit(X)
+    path = write_report(model, X, None, tmp_path / "r.html")
+    assert path.stat().st_size < 5 * 2**20
