@@ -146,3 +146,17 @@ def test_no_auto_is_resolved_below_the_estimators(floor):
         if (lines := _auto_constants(path.read_text()))
     }
     assert found == {}
+
+
+def test_estimators_fit_through_engine_fit_only():
+    # No side door: an estimator hands its plan to engine.fit and runs no
+    # iterations of its own (LDAVI's CVB0 "starts, then the best runs on"
+    # is a plan field, engine.Plan.run_on).
+    graph = _import_graph()
+    for module in sorted(graph.find_children("sklearn_topicfac.estimators")):
+        imported = graph.find_modules_directly_imported_by(module)
+        assert "sklearn_topicfac.engine.iterations" not in imported, module
+        assert "sklearn_topicfac.engine.fitting" not in imported, module
+        source = (ROOT / (module.replace(".", "/") + ".py")).read_text()
+        for call in ("run_on(", "iterations.run(", "iteration_loop("):
+            assert call not in source, (module, call)

@@ -97,6 +97,12 @@ def test_blocks_fit_at_default_parameters_equals_in_memory_fit(spec, params):
     _same_moves(memory, blocks)
     collapsed = spec.cls is LDAVI and not params
     assert bool(memory.split_merge_moves_) is (moving and not collapsed)
+    # A dask array without a distributed client: its blocks computed here,
+    # the same algorithm again (with a client: tests/engine/test_distributed).
+    on_dask = spec.cls(**kw).fit(da.from_array(X, chunks=(50, -1), asarray=False))
+    assert on_dask.n_iter_ == memory.n_iter_
+    assert_allclose(on_dask.loss_, memory.loss_, rtol=1e-9)
+    assert getattr(on_dask, "solver_", None) == getattr(memory, "solver_", None)
     if hasattr(memory, "n_batch_iter_"):
         assert blocks.n_batch_iter_ == memory.n_batch_iter_
 
