@@ -136,6 +136,19 @@ def deeply_nested(folder):
     return out
 
 
+def cyclic_id(folder):
+    """A parameter that names the model itself by its id: skops rebuilds it
+    inside itself until Python's recursion limit."""
+    path = _saved(_fitted(tf.KLNMF), folder, "plain")
+
+    def edit(schema):
+        parameters = schema["content"]["content"]
+        parameters["n_components"]["__id__"] = schema["__id__"]
+        return schema
+
+    return _rewrite(path, Path(folder) / "cyclic_id.skops", edit)
+
+
 def control_characters(folder):
     path = _saved(_fitted(tf.KLNMF), folder, "plain")
 
@@ -190,6 +203,7 @@ CASES = {
     "pipeline_with_a_bad_vocabulary": pipeline_with_a_bad_vocabulary,
     "decompression_bomb": decompression_bomb,
     "deeply_nested": deeply_nested,
+    "cyclic_id": cyclic_id,
     "control_characters": control_characters,
     "fifo": fifo,
 }
