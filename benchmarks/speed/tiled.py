@@ -51,6 +51,7 @@ import numpy as np  # noqa: E402
 import sklearn_topicfac  # noqa: E402
 from sklearn_topicfac.kernels import _parallel  # noqa: E402
 from sklearn_topicfac.kernels import compiled as C  # noqa: E402
+from sklearn_topicfac.kernels.compiled import _common, products, updates  # noqa: E402
 
 K_TOPICS = 20
 # Terms whose padded columns of H (24 float32) fill about half of L1.
@@ -58,7 +59,7 @@ L1_COLUMNS = 256
 
 
 # ------------------------------------------------------------ tiled kernels
-@nb.njit(**C._JIT)
+@nb.njit(**_common._JIT)
 def _run_end(indices, e, b, limit):
     """The end of the run of entries from ``e`` (row end ``b``) whose column
     is below ``limit``."""
@@ -67,7 +68,7 @@ def _run_end(indices, e, b, limit):
     return e
 
 
-@nb.njit(**C._JIT)
+@nb.njit(**_common._JIT)
 def _tiled_sampled(indptr, indices, data, W, Ht, out, tile, divide, tiny, big, r0, r1):
     k = W.shape[1]
     m = Ht.shape[0]
@@ -83,25 +84,25 @@ def _tiled_sampled(indptr, indices, data, W, Ht, out, tile, divide, tiny, big, r
             pos[i - r0] = e
             w[:k] = W[i]
             y = out[a:e]
-            C._row_model(indices, a, n, w, Ht, y)
+            _common._row_model(indices, a, n, w, Ht, y)
             if divide:
-                C._row_ratio(data, a, n, y, tiny, big)
+                _common._row_ratio(data, a, n, y, tiny, big)
 
 
 def tiled_sampled(X, W, H, tile, divide=True):
     """`compiled.ratio_at_nonzeros` (values only), walked by column tiles."""
     dtype = np.result_type(W.dtype, H.dtype)
     out = np.empty(X.nnz, dtype=dtype)
-    tiny, big = C._limits(dtype)
-    C._on_parts(
-        _tiled_sampled, C._bounds(X.indptr), X.nnz * W.shape[1],
+    tiny, big = _common._limits(dtype)
+    _common._on_parts(
+        _tiled_sampled, _common._bounds(X.indptr), X.nnz * W.shape[1],
         X.indptr, X.indices, X.data, W.astype(dtype, copy=False),
-        C._padded(H, dtype), out, tile, divide, tiny, big,
+        _common._padded(H, dtype), out, tile, divide, tiny, big,
     )  # fmt: skip
     return out
 
 
-@nb.njit(**C._JIT)
+@nb.njit(**_common._JIT)
 def _tiled_doc_pass(
     indptr, indices, data, W, Ht, h_sum, W_new, r_new, sums, tile, tiny, big,
     part, r0, r1,
@@ -112,7 +113,7 @@ def _tiled_doc_pass(
     kp = Ht.shape[1]
     m = Ht.shape[0]
     rows = r1 - r0
-    longest = C._longest(indptr, r0, r1)
+    longest = _common._longest(indptr, r0, r1)
     y = np.empty(longest, dtype=Ht.dtype)
     v = np.empty(longest, dtype=np.float64)
     w = np.zeros(kp, dtype=Ht.dtype)
@@ -128,12 +129,12 @@ def _tiled_doc_pass(
                 continue
             pos[i - r0] = e
             w[:k] = W[i]
-            C._row_model(indices, a, n, w, Ht, y)
-            C._row_ratio(data, a, n, y, tiny, big)
-            s = C._row_sums(data, a, n, y, tiny, v)
+            _common._row_model(indices, a, n, w, Ht, y)
+            _common._row_ratio(data, a, n, y, tiny, big)
+            s = _common._row_sums(data, a, n, y, tiny, v)
             x_log_r += s[0]
             x_sum += s[1]
-            C._row_gather_add(indices, a, n, y, Ht, acc[i - r0])
+            updates._row_gather_add(indices, a, n, y, Ht, acc[i - r0])
     W2 = np.zeros((rows, kp), dtype=Ht.dtype)
     for i in range(r0, r1):
         for t in range(k):
@@ -151,8 +152,8 @@ def _tiled_doc_pass(
                 continue
             pos[i - r0] = e
             yy = r_new[a:e]
-            C._row_model(indices, a, n, W2[i - r0], Ht, yy)
-            C._row_ratio(data, a, n, yy, tiny, big)
+            _common._row_model(indices, a, n, W2[i - r0], Ht, yy)
+            _common._row_ratio(data, a, n, yy, tiny, big)
     sums[part, 0] = x_log_r
     sums[part, 1] = x_sum
 
@@ -164,16 +165,16 @@ def tiled_mu_doc_pass(X, W, H, tile):
     h_sum = np.where(h > 0, h, 1.0)
     r_new = np.empty(X.nnz, dtype=dtype)
     W_new = np.zeros(W.shape, dtype=dtype)
-    bounds = C._bounds(X.indptr)
+    bounds = _common._bounds(X.indptr)
     sums = np.zeros((bounds.shape[0] - 1, 2))
-    tiny, big = C._limits(dtype)
-    C._on_parts(
+    tiny, big = _common._limits(dtype)
+    _common._on_parts(
         _tiled_doc_pass, bounds, 2 * X.nnz * W.shape[1],
         X.indptr, X.indices, X.data, W.astype(dtype, copy=False),
-        C._padded(H, dtype), h_sum, W_new, r_new, sums, tile, tiny, big,
+        _common._padded(H, dtype), h_sum, W_new, r_new, sums, tile, tiny, big,
         indexed=True,
     )  # fmt: skip
-    return W_new, r_new, C._sums(sums)
+    return W_new, r_new, _common._sums(sums)
 
 
 # ------------------------------------- a column-blocked copy of X's indices
@@ -206,12 +207,12 @@ def column_blocks(X, tile):
     rows = np.empty(X.nnz, dtype=np.int32)
     cols = np.empty(X.nnz, dtype=np.int32)
     where = np.empty(X.nnz, dtype=np.int64)
-    bounds = C._bounds(X.indptr)
+    bounds = _common._bounds(X.indptr)
     _blocks(X.indptr, X.indices, bounds, tile, X.shape[1], rows, cols, where)
     return rows, cols, where
 
 
-@nb.njit(**C._JIT)
+@nb.njit(**_common._JIT)
 def _blocked_sampled(indptr, rows, cols, where, data, Wp, Ht, out, tiny, big, r0, r1):
     kp = Ht.shape[1]
     for e in range(indptr[r0], indptr[r1]):
@@ -230,11 +231,11 @@ def blocked_sampled(X, W, H, blocks):
     each part's entries, tile after tile."""
     dtype = np.result_type(W.dtype, H.dtype)
     out = np.empty(X.nnz, dtype=dtype)
-    tiny, big = C._limits(dtype)
-    Ht = C._padded(H, dtype)
-    Wp = C._padded(W.T, dtype)
-    C._on_parts(
-        _blocked_sampled, C._bounds(X.indptr), X.nnz * W.shape[1],
+    tiny, big = _common._limits(dtype)
+    Ht = _common._padded(H, dtype)
+    Wp = _common._padded(W.T, dtype)
+    _common._on_parts(
+        _blocked_sampled, _common._bounds(X.indptr), X.nnz * W.shape[1],
         X.indptr, *blocks, X.data, Wp, Ht, out, tiny, big,
     )  # fmt: skip
     return out
@@ -298,15 +299,15 @@ def _padded_to(H, kp):
 def _ratio_kp(X, W, Ht):
     """`compiled.ratio_at_nonzeros`'s loop on an ``Ht`` padded to any width."""
     out = np.empty(X.nnz, dtype=Ht.dtype)
-    tiny, big = C._limits(Ht.dtype)
-    C._on_parts(
-        C._sampled, C._bounds(X.indptr), X.nnz * W.shape[1],
+    tiny, big = _common._limits(Ht.dtype)
+    _common._on_parts(
+        products._sampled, _common._bounds(X.indptr), X.nnz * W.shape[1],
         X.indptr, X.indices, X.data, W, Ht, out, True, tiny, big,
     )  # fmt: skip
     return out
 
 
-@nb.njit(**C._JIT)
+@nb.njit(**_common._JIT)
 def _sampled_terms(indptr, indices, data, W, Ht, out, terms, tiny, big, r0, r1):
     """`compiled._sampled`'s ratio with only the first ``terms`` of the k
     terms of each dot product: what the rest of the loop costs."""
@@ -322,15 +323,15 @@ def _sampled_terms(indptr, indices, data, W, Ht, out, terms, tiny, big, r0, r1):
             for t in range(terms):
                 s += w[t] * Ht[c, t]
             y[j] = s
-        C._row_ratio(data, a, n, y, tiny, big)
+        _common._row_ratio(data, a, n, y, tiny, big)
 
 
 def _ratio_terms(X, W, H, terms):
     out = np.empty(X.nnz, dtype=np.float32)
-    tiny, big = C._limits(out.dtype)
-    C._on_parts(
-        _sampled_terms, C._bounds(X.indptr), X.nnz * W.shape[1],
-        X.indptr, X.indices, X.data, W, C._padded(H, out.dtype), out, terms,
+    tiny, big = _common._limits(out.dtype)
+    _common._on_parts(
+        _sampled_terms, _common._bounds(X.indptr), X.nnz * W.shape[1],
+        X.indptr, X.indices, X.data, W, _common._padded(H, out.dtype), out, terms,
         tiny, big,
     )  # fmt: skip
     return out

@@ -25,14 +25,14 @@ def runs_compiled(work=None):
 
 
 def twins(X, k=1):
-    """The compiled twins (`kernels.compiled`) for a call on ``X`` with ``k``
-    topics, or None for the NumPy kernels.
+    """The compiled twins (the package `kernels.compiled`) for a call on
+    ``X`` with ``k`` topics, or None for the NumPy kernels.
 
     The twins run when ``X`` is CSR, ``k >= 1`` and the backend is
     ``"numba"``, or ``"auto"`` with numba installed and ``X.nnz * k`` of at
-    least `AUTO_MIN_WORK`.  The module, hence numba, is imported on the
-    first such call, and each twin compiles (or loads from numba's cache)
-    on its own first call.
+    least `AUTO_MIN_WORK`.  The package (all its family modules), hence
+    numba, is imported on the first such call, and each twin compiles (or
+    loads from numba's cache) on its own first call.
     """
     if k < 1 or not (sp.issparse(X) and X.format == "csr"):
         return None

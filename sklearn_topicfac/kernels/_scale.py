@@ -3,6 +3,15 @@ their last step."""
 
 import numpy as np
 
+# Checked Newton steps per coordinate and sweep: a coordinate takes another
+# step from where the last landed while the last one's Newton proposal moved
+# it by more than `AGAIN` times its value.  The second step costs one more
+# pass over the segment's entries where it runs, and makes the sweeps far
+# fewer on real corpora; the coordinates that moved less would gain little
+# from it (``docs/real_text.md``).
+NEWTON_STEPS = 2
+AGAIN = 0.01
+
 # A relative change of the model within rounding of -1 (the model vanishes).
 _VANISHING_REST = 8 * np.finfo(np.float64).eps
 # The floor of the model at the stored entries (float64's smallest normal).

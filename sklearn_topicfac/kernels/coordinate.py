@@ -40,18 +40,9 @@ another one only while the last Newton proposal moved it by more than
 import numpy as np
 
 from ._backend import twins
-from ._scale import _SMALLEST, _VANISHING_REST, CD_WORK, rescaled
+from ._scale import _SMALLEST, _VANISHING_REST, AGAIN, CD_WORK, NEWTON_STEPS, rescaled
 from .divergence import model_and_ratio_log_sums
 from .products import product_at_nonzeros
-
-# Checked Newton steps per coordinate and sweep: a coordinate takes another
-# step from where the last landed while the last one's Newton proposal moved
-# it by more than `AGAIN` times its value.  The second step costs one more
-# pass over the segment's entries where it runs, and makes the sweeps far
-# fewer on real corpora; the coordinates that moved less would gain little
-# from it (``docs/real_text.md``).
-NEWTON_STEPS = 2
-AGAIN = 0.01
 
 
 def _sums(index, values, size):
@@ -159,7 +150,7 @@ def cd_sweep(X, W, H, y=None):
     y_new : ndarray of shape (X.nnz,), ``W_new @ H_new`` at the stored entries.
     """
     if (fast := twins(X, W.shape[1] * CD_WORK)) is not None:
-        return fast.cd_sweep(X, W, H, y, NEWTON_STEPS, AGAIN)
+        return fast.cd_sweep(X, W, H, y)
     dtype = np.result_type(W.dtype, H.dtype)
     n, m = X.shape
     k = W.shape[1]
@@ -196,7 +187,7 @@ def cd_pass(X, W, H, y=None):
     objective must be computed (as `dn_pass` returns it).
     """
     if (fast := twins(X, W.shape[1] * CD_WORK)) is not None:
-        return (*fast.cd_pass(X, W, H, NEWTON_STEPS, AGAIN), None)
+        return fast.cd_pass(X, W, H, y)
     y, sums = model_and_ratio_log_sums(X, W, H, y)
     W_new, H_new, _ = cd_sweep(X, W, H, y)
     return W_new, H_new, sums, None

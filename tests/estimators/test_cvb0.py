@@ -45,10 +45,10 @@ def test_sweep_matches_the_equations(backend, n_inner, exclude_words, monkeypatc
     if backend == "numba":
         # The twin sweeps by documents, or by terms when the topics'
         # counts outgrow the cache: both ways.
-        from sklearn_topicfac.kernels import compiled
+        from sklearn_topicfac.kernels.compiled import collapsed
 
         for cached in (1 << 30, 0):
-            monkeypatch.setattr(compiled, "_CVB0_CACHED_VALUES", cached)
+            monkeypatch.setattr(collapsed, "_CVB0_CACHED_VALUES", cached)
             _check_sweep(n_inner, exclude_words)
     else:
         _check_sweep(n_inner, exclude_words)

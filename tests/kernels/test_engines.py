@@ -382,9 +382,9 @@ def test_e_step_twin_at_a_word_no_topic_produces(dtype):
 @needs_numba
 def test_the_compiled_logarithm_is_numpys_to_two_ulp():
     # The divergence's sums take the logarithm from their own vectorizable
-    # series (`compiled._row_sums`); check it value by value, over float64's
-    # normal range, near 1 (where log is small), and at powers of two.
-    from sklearn_topicfac.kernels import compiled
+    # series (`compiled._common._row_sums`); check it value by value, over
+    # float64's normal range, near 1 (where log is small), and at powers of two.
+    from sklearn_topicfac.kernels.compiled import _common
 
     rng = np.random.default_rng(0)
     values = np.concatenate(
@@ -398,7 +398,7 @@ def test_the_compiled_logarithm_is_numpys_to_two_ulp():
     tiny = np.finfo(np.float64).tiny
     one, scratch = np.ones(1), np.empty(1)
     ours = np.array(
-        [compiled._row_sums(one, 0, 1, np.array([v]), tiny, scratch)[0] for v in values]
+        [_common._row_sums(one, 0, 1, np.array([v]), tiny, scratch)[0] for v in values]
     )
     exact = np.log(values)
     ulps = np.abs(ours - exact) / np.spacing(np.abs(exact))
