@@ -170,6 +170,7 @@ def render(
     selection,
     relevance=None,
     stability=None,
+    stamp=None,
 ):
     """The report page as one string (see ``write_report`` for the content)."""
     k = len(terms)
@@ -209,6 +210,8 @@ def render(
             "count in the topic over the count in the corpus.</span></p>"
         )
     sections.append(f"<section id='topics'><h2>Topics</h2>{slider}{cards}</section>")
+    if stamp is not None:
+        sections.append(_stamp_section(stamp))
     data = ""
     if relevance is not None:
         payload = json.dumps(relevance, separators=(",", ":"))
@@ -378,6 +381,26 @@ def _topic_card(z, terms, weights, size, prevalence, coherence, relevance, stabi
         f"<p class='stats'>{int(size)} documents (dominant topic), "
         f"{prevalence:.1%} of the words, NPMI {coherence:+.3f}{stable}</p>"
         f"<table class='terms'>{rows}</table></div>"
+    )
+
+
+def _stamp_section(stamp):
+    """What produced the model and the page: parameters, data, versions."""
+
+    def rows(mapping):
+        return "".join(
+            f"<tr><th>{_esc(key)}</th><td>{_esc(value)}</td></tr>"
+            for key, value in mapping.items()
+        )
+
+    plain = {key: value for key, value in stamp.items() if not isinstance(value, dict)}
+    return (
+        "<section id='stamp'><details><summary>What produced this report"
+        "</summary><table>"
+        + rows(plain)
+        + rows({f"version of {k}": v for k, v in stamp.get("versions", {}).items()})
+        + rows({f"parameter {k}": v for k, v in stamp.get("parameters", {}).items()})
+        + "</table></details></section>"
     )
 
 

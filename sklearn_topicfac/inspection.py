@@ -35,9 +35,10 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from . import _report
 from ._docstrings import fill_doc
 from ._optional import pyplot
-from ._validation import to_csr
+from ._validation import data_fingerprint, to_csr
 from .kernels import normalize_rows
 from .metrics import clustering_scores, npmi_coherence, topic_diversity
+from .persistence import stamp
 
 __all__ = [
     "TopTerms",
@@ -925,13 +926,17 @@ def write_report(
       so);
     - the k-selection curve, when ``selection`` is given.
 
-    Clicking a topic (its circle or its card) highlights its documents and
-    its terms.  Topics are numbered as the rows of ``components_``
-    everywhere (the cards, the maps, ``document_topics``, the CLI's CSV,
-    :func:`to_pyldavis`).  The page holds, per topic, only the terms some
-    :math:`\\lambda` of the grid 0, 0.1, ..., 1 ranks in its top
-    ``n_top``, never the ``k x n_features`` matrix: at 50 topics and a
-    20,000-term vocabulary it stays well under 5 MB.
+    A closing section records what produced the model (its
+    :func:`~sklearn_topicfac.persistence.stamp`: parameters, the fingerprint
+    of the data it was fitted on, versions, backend) and the fingerprint of
+    the documents the page shows.  Clicking a topic (its circle or its card)
+    highlights its documents and its terms.  Topics are numbered as the
+    rows of ``components_`` everywhere (the cards, the maps,
+    ``document_topics``, the CLI's CSV, :func:`to_pyldavis`).  The page
+    holds, per topic, only the terms some :math:`\\lambda` of the grid 0,
+    0.1, ..., 1 ranks in its top ``n_top``, never the ``k x n_features``
+    matrix: at 50 topics and a 20,000-term vocabulary it stays well under
+    5 MB.
 
     Parameters
     ----------
@@ -1040,6 +1045,10 @@ def write_report(
             n_top,
         ),
         stability=stability,
+        stamp={
+            **stamp(model),
+            "data_fingerprint_of_this_report": data_fingerprint(to_csr(counts)),
+        },
     )
     path = Path(path)
     path.write_text(page, encoding="utf-8")

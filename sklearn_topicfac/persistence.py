@@ -31,12 +31,12 @@ from pathlib import Path
 import numpy as np
 
 from . import estimators
-from ._validation import printable
+from ._validation import environment_stamp, printable
 from ._version import __version__
 from .estimators.simplex import SimplexPLSA
 from .models.simplex import SimplexMap
 
-__all__ = ["load", "save"]
+__all__ = ["load", "read_stamp", "save", "stamp"]
 
 # The package version that wrote a model file, stored beside skops' own
 # entries (skops ignores it).
@@ -137,7 +137,8 @@ def save(estimator, path):
 
     The file is a skops file, which :func:`load` reads back without running
     code from the file.  It also records the version of sklearn-topicfac
-    that wrote it.
+    that wrote it and the model's :func:`stamp` (:func:`read_stamp` reads
+    it back).
 
     Parameters
     ----------
@@ -166,11 +167,90 @@ def save(estimator, path):
 
     buffer = io.BytesIO()
     skops.io.dump(estimator, buffer)
+    entry = {"version": __version__, "stamp": stamp(estimator)}
     with zipfile.ZipFile(buffer, "a") as archive:
-        archive.writestr(_VERSION_ENTRY, json.dumps({"version": __version__}))
+        archive.writestr(_VERSION_ENTRY, json.dumps(entry))
     path = Path(path)
     path.write_bytes(buffer.getvalue())
     return path
+
+
+def stamp(model):
+    """What produced a fitted model: enough to tell two results apart.
+
+    Parameters
+    ----------
+    model : fitted estimator, or Pipeline ending in one
+
+    Returns
+    -------
+    stamp : dict
+        ``estimator`` (its class), ``parameters`` (``get_params()``, each
+        value's ``repr``), ``data_fingerprint`` (a SHA-256 prefix of the
+        matrix it was fitted on, in memory; None block by block), the
+        versions of the package, Python and its numerical dependencies, and
+        the backend setting.  JSON-serializable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_topicfac import PLSI
+    >>> from sklearn_topicfac.persistence import stamp
+    >>> X = np.random.default_rng(0).poisson(1.0, size=(20, 6))
+    >>> s = stamp(PLSI(n_components=2, random_state=0).fit(X))
+    >>> s["estimator"], len(s["data_fingerprint"]), "numpy" in s["versions"]
+    ('PLSI', 16, True)
+    """
+    from sklearn.pipeline import Pipeline
+
+    last = model[-1] if isinstance(model, Pipeline) else model
+    return {
+        "estimator": type(last).__name__,
+        "parameters": {k: repr(v) for k, v in sorted(last.get_params().items())},
+        "data_fingerprint": getattr(last, "data_fingerprint_", None),
+        **environment_stamp(),
+    }
+
+
+def read_stamp(path):
+    """The :func:`stamp` a model file records, without loading the model.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file written by :func:`save`.
+
+    Returns
+    -------
+    stamp : dict or None
+        None for a file that records none (written before stamps were).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import numpy as np
+    >>> from sklearn_topicfac import KLNMF, save
+    >>> from sklearn_topicfac.persistence import read_stamp
+    >>> X = np.random.default_rng(0).poisson(1.0, size=(20, 6))
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> path = save(KLNMF(2, random_state=0).fit(X), folder / "m.skops")
+    >>> read_stamp(path)["estimator"]
+    'KLNMF'
+    """
+    path = Path(path)
+    data = _read_regular_file(path, printable(path))
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            info = archive.getinfo(_VERSION_ENTRY)
+            if info.file_size > 2**20:
+                raise ValueError(f"{printable(path)}: its stamp is too large.")
+            entry = json.loads(archive.read(info))
+    except KeyError:
+        return None
+    except (zipfile.BadZipFile, ValueError, RecursionError) as exc:
+        raise ValueError(f"{printable(path)} is not a model file ({exc}).") from exc
+    found = entry.get("stamp") if isinstance(entry, dict) else None
+    return found if isinstance(found, dict) else None
 
 
 def load(path, *, trust_pickle=False, max_size="auto"):

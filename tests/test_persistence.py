@@ -21,6 +21,8 @@ from sklearn.pipeline import make_pipeline
 
 import sklearn_topicfac
 from sklearn_topicfac import KLNMF, PLSI, load, save
+from sklearn_topicfac._validation import data_fingerprint
+from sklearn_topicfac.persistence import read_stamp
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore::sklearn.exceptions.ConvergenceWarning", "ignore::UserWarning"
@@ -75,7 +77,14 @@ def test_the_file_records_the_version_that_wrote_it(tmp_path):
     path = save(PLSI(n_components=2).fit(np.eye(4) + 1), tmp_path / "m.skops")
     with zipfile.ZipFile(path) as archive:
         entry = json.loads(archive.read("sklearn_topicfac.json"))
-    assert entry == {"version": sklearn_topicfac.__version__}
+    assert entry["version"] == sklearn_topicfac.__version__
+    # And the stamp of what produced the model.
+    assert entry["stamp"] == read_stamp(path)
+    assert entry["stamp"]["estimator"] == "PLSI"
+    assert entry["stamp"]["data_fingerprint"] == data_fingerprint(np.eye(4) + 1)
+    assert (
+        entry["stamp"]["versions"]["sklearn-topicfac"] == sklearn_topicfac.__version__
+    )
     # skops itself still reads the file.
     assert isinstance(skops.io.load(path, trusted=[KLNMF, PLSI]), PLSI)
 
@@ -340,3 +349,15 @@ def test_load_caps_what_a_file_may_inflate_to(tmp_path):
     load(path, max_size=2 * size)
     with pytest.raises(ValueError, match="max_size"):
         load(path, max_size=-1)
+
+
+def test_the_stamp_tells_apart_the_data_and_the_parameters(tmp_path):
+    X = np.random.default_rng(0).poisson(1.0, size=(30, 8)).astype(float)
+    a = read_stamp(save(KLNMF(2, random_state=0).fit(X), tmp_path / "a.skops"))
+    b = read_stamp(save(KLNMF(2, random_state=0).fit(X), tmp_path / "b.skops"))
+    c = read_stamp(save(KLNMF(2, random_state=0).fit(X + 1), tmp_path / "c.skops"))
+    d = read_stamp(save(KLNMF(3, random_state=0).fit(X), tmp_path / "d.skops"))
+    assert a == b
+    assert a["data_fingerprint"] != c["data_fingerprint"]
+    assert a["parameters"]["n_components"] != d["parameters"]["n_components"]
+    assert "backend" in a and "numpy" in a["versions"]

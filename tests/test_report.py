@@ -339,3 +339,11 @@ def test_a_report_of_50_topics_and_20000_terms_stays_small(tmp_path):
     model = KLNMF(n_components=50, max_iter=2, random_state=0).fit(X)
     path = write_report(model, X, None, tmp_path / "r.html")
     assert path.stat().st_size < 5 * 2**20
+
+
+def test_the_report_records_what_produced_it(fitted, tmp_path):
+    model, X, vectorizer, labels, _ = fitted
+    page = write_report(model, X, vectorizer, tmp_path / "r.html").read_text()
+    assert "id='stamp'" in page
+    assert model.data_fingerprint_ in page  # the data it was fitted on
+    assert "version of numpy" in page and "parameter random_state" in page

@@ -32,7 +32,13 @@ from sklearn.utils.validation import validate_data
 
 from .. import engine
 from .._docstrings import fill_doc
-from .._validation import check_counts, is_dask_array, reconstruct, warn
+from .._validation import (
+    check_counts,
+    data_fingerprint,
+    is_dask_array,
+    reconstruct,
+    warn,
+)
 from ..engine.starts import resolve_init
 from ..kernels import normalize_rows
 from ..models._completion import held_out_log_likelihood
@@ -429,6 +435,13 @@ class TopicFactorization(TopicEstimator):
         self._check_params()
         self._resolve()
         runner = fitted_on = self._runner(X)
+        # The stamp of the data (a fingerprint of the matrix in memory; a
+        # block-wise source is read block by block, never hashed whole).
+        fingerprint = (
+            data_fingerprint(runner.X)
+            if isinstance(runner, engine.InMemoryRunner)
+            else None
+        )
         exponent = 0
         if self._scale_equivariant and isinstance(runner, engine.InMemoryRunner):
             # Tiny data is fitted at a safe scale: for these models the fit
@@ -451,6 +464,7 @@ class TopicFactorization(TopicEstimator):
             result = self._unscaled(result, exponent)
         self._store_fit_result(result.history, result.n_iter, result.converged)
         self._set_fit_attributes(result.W, result.H)
+        self.data_fingerprint_ = fingerprint
         return runner
 
     def _unscaled(self, result, exponent):
