@@ -169,6 +169,16 @@ BROWSER_ARGS = [
 ]
 
 
+def _opened(browser, path, errors, requests):
+    """A page of ``path``, its console errors and requests recorded."""
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(path.as_uri())
+    return page
+
+
 def _chromium():
     """The Chromium executable and Playwright, or skip (never in CI)."""
     required = os.environ.get("TOPICFAC_REQUIRE_BROWSER") == "1"
@@ -193,14 +203,7 @@ def test_report_in_headless_chromium(fitted, tmp_path):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=BROWSER_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.on(
-                "console",
-                lambda m: errors.append(m.text) if m.type == "error" else None,
-            )
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(path.as_uri())
+            page = _opened(browser, path, errors, requests)
             assert page.locator(".topic-card").count() == 3
             assert page.locator("#distance-map circle.topic-circle").count() == 3
             assert page.locator("#document-map circle.doc").count() == 120
@@ -270,14 +273,7 @@ def _slider_session(path, k, tmp_path, name):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=BROWSER_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.on(
-                "console",
-                lambda m: errors.append(m.text) if m.type == "error" else None,
-            )
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(path.as_uri())
+            page = _opened(browser, path, errors, requests)
             load_ms = page.evaluate(
                 "performance.getEntriesByType('navigation')[0].loadEventEnd"
             )
