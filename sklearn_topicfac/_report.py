@@ -31,22 +31,28 @@ def _esc(value):
 
 
 # ---------------------------------------------------------------- geometry
-def jensen_shannon_distances(phi):
-    """``(k, k)`` Jensen-Shannon distances (base-2, in [0, 1]) between rows.
+def jensen_shannon_distances(phi, psi=None):
+    """Jensen-Shannon distances (base-2, in [0, 1]) between the rows of
+    ``phi`` and those of ``psi``: ``(k, k)`` among ``phi``'s rows when
+    ``psi`` is None, else ``(k_phi, k_psi)``.
 
     One pair at a time: never a ``(k, k, n_features)`` array.
     """
     phi = np.asarray(phi, dtype=np.float64)
-    k = phi.shape[0]
-    out = np.zeros((k, k))
-    for i in range(k):
-        for j in range(i + 1, k):
-            divergence = 0.5 * (kl_to_mean(phi[i], phi[j]) + kl_to_mean(phi[j], phi[i]))
-            out[i, j] = out[j, i] = np.sqrt(min(max(divergence, 0.0), 1.0))
+    among = psi is None
+    psi = phi if among else np.asarray(psi, dtype=np.float64)
+    out = np.zeros((phi.shape[0], psi.shape[0]))
+    for i, p in enumerate(phi):
+        for j in range(i + 1 if among else 0, psi.shape[0]):
+            q = psi[j]
+            divergence = 0.5 * (_kl_to_mean(p, q) + _kl_to_mean(q, p))
+            out[i, j] = np.sqrt(min(max(divergence, 0.0), 1.0))
+            if among:
+                out[j, i] = out[i, j]
     return out
 
 
-def kl_to_mean(p, q):
+def _kl_to_mean(p, q):
     """``KL(p || (p + q) / 2)`` in bits, exact for subnormal probabilities.
 
     Written as ``p (1 + log2 p - log2 (p + q))``: halving a subnormal ``p``

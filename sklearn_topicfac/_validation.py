@@ -5,6 +5,7 @@ rest of the package, so the models, the engine, the estimators and the
 helpers can all use it.
 """
 
+import hashlib
 import os
 import sys
 import unicodedata
@@ -255,33 +256,9 @@ def _escape(char):
 def data_fingerprint(X):
     """A short SHA-256 of a matrix's shape, dtype and values (CSR or dense),
     for the stamp of a fit: the same data give the same fingerprint."""
-    import hashlib
-
     digest = hashlib.sha256()
     X = to_csr(X) if not sp.issparse(X) else X.tocsr()
     digest.update(f"{X.shape}{X.dtype}".encode())
     for part in (X.indptr, X.indices, X.data):
         digest.update(np.ascontiguousarray(part).tobytes())
     return digest.hexdigest()[:16]
-
-
-def environment_stamp():
-    """The versions and settings a result depends on: the package, Python,
-    its numerical dependencies (numba when installed) and the backend."""
-    import importlib.metadata
-    import platform
-
-    from . import _config
-    from ._version import __version__
-
-    versions = {"sklearn-topicfac": __version__, "python": platform.python_version()}
-    for name in ("numpy", "scipy", "scikit-learn", "joblib", "skops", "numba"):
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return {
-        "versions": versions,
-        "backend": _config.get_config()["backend"],
-        "machine": platform.machine(),
-    }

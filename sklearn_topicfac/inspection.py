@@ -29,7 +29,10 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+from sklearn.base import clone
 from sklearn.pipeline import Pipeline
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from . import _report
@@ -351,12 +354,7 @@ def topic_distances(reference, other):
             f"The models have {P.shape[1]} and {Q.shape[1]} features: topics "
             "are compared on one vocabulary (fit both on the same columns)."
         )
-    out = np.empty((P.shape[0], Q.shape[0]))
-    for i, p in enumerate(P):
-        for j, q in enumerate(Q):
-            divergence = 0.5 * (_report.kl_to_mean(p, q) + _report.kl_to_mean(q, p))
-            out[i, j] = np.sqrt(min(max(divergence, 0.0), 1.0))
-    return out
+    return _report.jensen_shannon_distances(P, Q)
 
 
 def align_topics(reference, other):
@@ -393,8 +391,6 @@ def align_topics(reference, other):
     >>> align_topics(a, b)
     array([1, 0])
     """
-    from scipy.optimize import linear_sum_assignment
-
     distances = topic_distances(reference, other)
     if distances.shape[0] != distances.shape[1]:
         raise ValueError(
@@ -448,9 +444,6 @@ def topic_stability(estimator, X, n_runs=5, random_state=None):
     >>> scores.shape, bool(np.all((scores >= 0) & (scores <= 1)))
     ((2,), True)
     """
-    from sklearn.base import clone
-    from sklearn.utils import check_random_state
-
     _fitted_estimator(estimator)
     if not (isinstance(n_runs, (int, np.integer)) and n_runs >= 1):
         raise ValueError(f"n_runs must be a positive integer, got {n_runs!r}.")

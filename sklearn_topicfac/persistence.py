@@ -15,11 +15,13 @@ modules were reorganized load too.
 
 import bz2
 import gzip
+import importlib.metadata
 import inspect
 import io
 import json
 import lzma
 import os
+import platform
 import re
 import stat
 import warnings
@@ -29,9 +31,14 @@ from numbers import Integral
 from pathlib import Path
 
 import numpy as np
+from packaging.version import InvalidVersion, Version
+from sklearn.compose import ColumnTransformer
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
 
-from . import estimators
-from ._validation import environment_stamp, printable
+from . import _config, estimators
+from ._validation import printable
 from ._version import __version__
 from .estimators.simplex import SimplexPLSA
 from .models.simplex import SimplexMap
@@ -201,14 +208,28 @@ def stamp(model):
     >>> s["estimator"], len(s["data_fingerprint"]), "numpy" in s["versions"]
     ('PLSI', 16, True)
     """
-    from sklearn.pipeline import Pipeline
-
     last = model[-1] if isinstance(model, Pipeline) else model
     return {
         "estimator": type(last).__name__,
         "parameters": {k: repr(v) for k, v in sorted(last.get_params().items())},
         "data_fingerprint": getattr(last, "data_fingerprint_", None),
-        **environment_stamp(),
+        **_environment(),
+    }
+
+
+def _environment():
+    """The versions and settings a result depends on: the package, Python,
+    its numerical dependencies (numba when installed) and the backend."""
+    versions = {"sklearn-topicfac": __version__, "python": platform.python_version()}
+    for name in ("numpy", "scipy", "scikit-learn", "joblib", "skops", "numba"):
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return {
+        "versions": versions,
+        "backend": _config.get_config()["backend"],
+        "machine": platform.machine(),
     }
 
 
@@ -553,8 +574,6 @@ def _with_schema(archive, schema):
 def _check_newer(shown, saved_by):
     if saved_by is None:
         return
-    from packaging.version import InvalidVersion, Version
-
     try:
         newer = Version(saved_by) > Version(__version__)
     except InvalidVersion:
@@ -585,8 +604,6 @@ def _version_message(shown, saved_by, exc):
 def _estimators_in(obj):
     """The package's estimators ``obj`` is or holds (pipeline steps, inner
     models), outermost first."""
-    from sklearn.pipeline import Pipeline
-
     found, stack = [], [obj]
     while stack:
         item = stack.pop()
@@ -621,8 +638,6 @@ def _refuse(shown, what, problem, fix):
 
 def _check_loaded(obj, shown):
     """Check what a skops file built, before anything uses it (see `load`)."""
-    from sklearn.pipeline import Pipeline
-
     if isinstance(obj, Pipeline):
         _check_pipeline(obj, shown)
     elif isinstance(obj, estimators.TopicEstimator):
@@ -638,9 +653,6 @@ def _check_loaded(obj, shown):
 
 
 def _check_pipeline(pipeline, shown):
-    from sklearn.compose import ColumnTransformer
-    from sklearn.feature_extraction.text import CountVectorizer
-
     settings = vars(pipeline)
     if settings.get("memory") is not None:
         _refuse(
@@ -764,8 +776,6 @@ def _safe_pattern(pattern):
 def _check_column_selector(selector, shown, what, width):
     """A ColumnTransformer that only passes columns through (what the CLI
     saves in front of a count matrix's model); its width."""
-    from sklearn.preprocessing import FunctionTransformer
-
     settings = vars(selector)
     fitted = settings.get("transformers_", settings.get("transformers"))
     n_in = settings.get("n_features_in_", width)

@@ -83,7 +83,7 @@ def pipeline_with_a_bad_vocabulary(folder):
     return _saved(pipe, folder, "pipeline_with_a_bad_vocabulary")
 
 
-def _rewrite(path, out, edit_schema=None, members=None):
+def rewritten(path, out, edit_schema=None, members=None):
     """A copy of the skops file ``path`` with its schema edited / members added."""
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
         for item in src.infolist():
@@ -110,7 +110,7 @@ def decompression_bomb(folder):
     np.lib.format.write_array_header_1_0(buffer, header)
     chunk = bytes(2**24)
     data = buffer.getvalue() + chunk * 16
-    return _rewrite(
+    return rewritten(
         path,
         Path(folder) / "decompression_bomb.skops",
         members={member: (data, zipfile.ZIP_DEFLATED)},
@@ -146,7 +146,7 @@ def cyclic_id(folder):
         parameters["n_components"]["__id__"] = schema["__id__"]
         return schema
 
-    return _rewrite(path, Path(folder) / "cyclic_id.skops", edit)
+    return rewritten(path, Path(folder) / "cyclic_id.skops", edit)
 
 
 def control_characters(folder):
@@ -156,7 +156,7 @@ def control_characters(folder):
         schema["__module__"] = "evil\x1b[2J\x1b[31m"
         return schema
 
-    return _rewrite(path, Path(folder) / "control_characters.skops", edit)
+    return rewritten(path, Path(folder) / "control_characters.skops", edit)
 
 
 def fifo(folder):

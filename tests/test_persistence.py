@@ -16,6 +16,7 @@ import skops.io
 from _corpora import planted_counts
 from _estimators import REGISTRY, estimators_with
 from _hostile import PAYLOAD_MODULE
+from _hostile_models import rewritten
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import make_pipeline
 
@@ -207,18 +208,14 @@ def test_models_pickled_before_the_restructuring_load_and_transform_the_same():
 
 def _with_module_renamed(path, old, new, out):
     """A copy of a skops file naming module ``new`` for ``old``, saved by 9.9.9."""
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
-        for item in src.namelist():
-            data = src.read(item)
-            if item == "schema.json":
-                schema = json.loads(data)
-                assert schema["__module__"] == old
-                schema["__module__"] = new
-                data = json.dumps(schema).encode()
-            if item == "sklearn_topicfac.json":
-                data = json.dumps({"version": "9.9.9"}).encode()
-            dst.writestr(item, data)
-    return out
+
+    def rename(schema):
+        assert schema["__module__"] == old
+        schema["__module__"] = new
+        return schema
+
+    version = (json.dumps({"version": "9.9.9"}).encode(), zipfile.ZIP_STORED)
+    return rewritten(path, out, rename, {"sklearn_topicfac.json": version})
 
 
 def test_a_class_this_version_lacks_is_named_with_both_versions(tmp_path):
@@ -314,17 +311,13 @@ def test_a_file_lacking_a_later_parameter_gets_the_old_behaviour(tmp_path):
     X = np.eye(4) + 1
     model = KLNMF(n_components=2, random_state=0, split_merge=0).fit(X)
     path = save(model, tmp_path / "m.skops")
-    out = tmp_path / "older.skops"
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
-        for item in src.namelist():
-            data = src.read(item)
-            if item == "schema.json":
-                schema = json.loads(data)
-                del schema["content"]["content"]["split_merge"]
-                del schema["content"]["content"]["n_init"]
-                data = json.dumps(schema).encode()
-            dst.writestr(item, data)
-    loaded = load(out)
+
+    def older(schema):
+        del schema["content"]["content"]["split_merge"]
+        del schema["content"]["content"]["n_init"]
+        return schema
+
+    loaded = load(rewritten(path, tmp_path / "older.skops", older))
     params = loaded.get_params()  # failed before: a parameter was missing
     assert params["split_merge"] == 0 and params["n_init"] == 1
     assert np.array_equal(loaded.transform(X), model.transform(X))

@@ -163,8 +163,9 @@ class TopicEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
             # scikit-learn wraps fit_transform (just now, in the call above)
             # to convert its output to the set_output container; a failed
             # conversion (polars not installed...) must leave the estimator
-            # as it was too, so the rollback goes around that as well.
-            cls.fit_transform = all_or_nothing(fresh=False)(cls.fit_transform)
+            # as it was too, so the rollback (`all_or_nothing`, which the
+            # method itself does not carry) goes around that as well.
+            cls.fit_transform = all_or_nothing(fresh=True)(cls.fit_transform)
 
     def _check_fitted(self):
         """``check_is_fitted``, then the shapes and dtypes of the fitted arrays
@@ -353,8 +354,8 @@ class TopicFactorization(TopicEstimator):
         it) resolved by the solvers the fit runs (`resolve_max_iter`), the
         same wherever the data are."""
         solvers = [
-            self._solver_models[parameter].solvers[name]
-            for parameter, name in self._solvers().items()
+            model.solvers[self._solver(parameter)]
+            for parameter, model in self._solver_models.items()
         ]
         return resolve_max_iter(self.max_iter, solvers)
 
@@ -556,7 +557,6 @@ class TopicFactorization(TopicEstimator):
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
-    @all_or_nothing(fresh=True)
     def fit_transform(self, X, y=None, W=None, H=None, *, normalize=True):
         """Fit the model, then return ``transform(X, normalize=normalize)``.
 

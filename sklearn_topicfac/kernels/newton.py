@@ -145,6 +145,21 @@ def _half_step(X, y, F, other, rows, largest, transposed=False):
     return F_new, model
 
 
+def _in_float64(X, W, H):
+    """``(X, W, H^T, rows, largest)`` for the per-entry work, in float64
+    whatever the dtype (as coordinate descent): the curvature's x h^2 / y^2
+    would overflow float32 where y is small.  ``rows`` is each stored
+    entry's row; ``largest`` the factors' dtype's largest number."""
+    n, m = X.shape
+    X = sp.csr_matrix(
+        (X.data.astype(np.float64, copy=False), X.indices, X.indptr), shape=(n, m)
+    )
+    rows = np.repeat(np.arange(n, dtype=np.intp), np.diff(X.indptr))
+    largest = float(np.finfo(np.result_type(W.dtype, H.dtype)).max)
+    W64 = np.asarray(W, dtype=np.float64)
+    return X, W64, np.ascontiguousarray(H.T, dtype=np.float64), rows, largest
+
+
 def dn_sweep(X, W, H, y=None):
     """One iteration of diagonal Newton: the rows of ``W``, then the columns
     of ``H``.
@@ -169,17 +184,10 @@ def dn_sweep(X, W, H, y=None):
     True
     """
     dtype = np.result_type(W.dtype, H.dtype)
-    n, m = X.shape
-    # Per-entry work in float64 whatever the dtype (as coordinate descent):
-    # the curvature's x h^2 / y^2 would overflow float32 where y is small.
-    X = sp.csr_matrix((X.data.astype(np.float64), X.indices, X.indptr), shape=(n, m))
-    W64 = np.asarray(W, dtype=np.float64)
-    Ht = np.ascontiguousarray(H.T, dtype=np.float64)
+    X, W64, Ht, rows, largest = _in_float64(X, W, H)
     if y is None:
         y = product_at_nonzeros(X, W64, Ht.T)
     y = np.maximum(np.asarray(y, dtype=np.float64), _SMALLEST)
-    rows = np.repeat(np.arange(n, dtype=np.intp), np.diff(X.indptr))
-    largest = float(np.finfo(dtype).max)
 
     W_new, model = _half_step(X, y, W64, Ht, rows, largest)
     Ht_new, model = _half_step(
@@ -219,14 +227,9 @@ def dn_doc_half(X, W, H):
     its documents: ``dn_gain`` and ``dn_curvature`` (``m x k``), ``dn_c``
     (``W_new``'s column sums) and ``x_sum``.
     """
-    n, m = X.shape
     y, sums = model_and_ratio_log_sums(X, W, H)
-    X = sp.csr_matrix((X.data.astype(np.float64), X.indices, X.indptr), shape=(n, m))
-    W64 = np.asarray(W, dtype=np.float64)
-    Ht = np.ascontiguousarray(H.T, dtype=np.float64)
+    X, W64, Ht, rows, largest = _in_float64(X, W, H)
     y = np.maximum(np.asarray(y, dtype=np.float64), _SMALLEST)
-    rows = np.repeat(np.arange(n, dtype=np.intp), np.diff(X.indptr))
-    largest = float(np.finfo(np.result_type(W.dtype, H.dtype)).max)
     W_new, model = _half_step(X, y, W64, Ht, rows, largest)
     gain, curvature = _gain_and_curvature(
         X, np.maximum(model, _SMALLEST), W_new, transposed=True
@@ -253,12 +256,10 @@ def dn_topic_proposal(H, stats):
 def dn_topic_check(X, W, H, Ht_proposal):
     """One block's ``sum x log(y_new / y)`` per column of ``H``: ``y`` the
     model of ``(W, H)`` at its stored entries, ``y_new`` that of the proposal."""
-    n, m = X.shape
-    X = sp.csr_matrix((X.data.astype(np.float64), X.indices, X.indptr), shape=(n, m))
-    W64 = np.asarray(W, dtype=np.float64)
-    y = np.maximum(product_at_nonzeros(X, W64, np.asarray(H, np.float64)), _SMALLEST)
+    X, W64, Ht, _, _ = _in_float64(X, W, H)
+    y = np.maximum(product_at_nonzeros(X, W64, Ht.T), _SMALLEST)
     y_new = np.maximum(product_at_nonzeros(X, W64, Ht_proposal.T), _SMALLEST)
-    return _log_change(X.data, X.indices, y, y_new, m)
+    return _log_change(X.data, X.indices, y, y_new, X.shape[1])
 
 
 def dn_topic_settle(H, stats, Ht_proposal, log_change):
