@@ -39,7 +39,7 @@ class PLSI(StepwiseEM, TopicFactorization):
     to :math:`\\theta_2` otherwise: the objective never increases.  One
     such iteration costs three EM steps (two when :math:`\\alpha = -1`).
 
-    ``solver="cd"`` (the default where its sweep runs compiled) runs KL-NMF's
+    ``solver="cd"`` (in memory only) runs KL-NMF's
     coordinate descent (:class:`KLNMF`, ``solver="cd"``) on
     :math:`W = N \\, P(d \\mid z) P(z)` and :math:`H = P(w \\mid z)`,
     renormalizing the topics after every sweep:
