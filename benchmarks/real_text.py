@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from corpus_registry import DATA, SHARED, TUNING, VALIDATION  # noqa: F401
 from sklearn.cluster import KMeans
 from sklearn.decomposition import NMF, LatentDirichletAllocation
 from sklearn.exceptions import ConvergenceWarning
@@ -46,11 +47,6 @@ from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.metrics import normalized_mutual_info_score
 
 import sklearn_topicfac as tf
-from sklearn_topicfac.datasets import (
-    load_labeled_text,
-    load_mat_corpus,
-    load_reuters21578,
-)
 from sklearn_topicfac.kernels import (
     HELD_OUT_SMOOTHING,
     completion_log_likelihood,
@@ -59,27 +55,8 @@ from sklearn_topicfac.kernels import (
 )
 from sklearn_topicfac.metrics import clustering_accuracy, npmi_coherence
 
-# The corpora: ../shared/data next to the repository, or $SHARED_DATA.
-DATA = Path(
-    os.environ.get(
-        "SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"
-    )
-)
-
-CORPORA = {
-    "classic3": lambda: load_mat_corpus(DATA / "classic3" / "classic3.mat")[:2],
-    "cstr": lambda: load_mat_corpus(DATA / "cstr" / "cstr.mat")[:2],
-    "webace": lambda: load_mat_corpus(DATA / "webace" / "WebACE.mat")[:2],
-    "webkb4": lambda: load_labeled_text(
-        [DATA / "webkb4" / f"webkb-{part}-stemmed.txt" for part in ("train", "test")],
-        drop_empty=True,
-    )[:2],
-    "reuters10": lambda: load_reuters21578(DATA / "reuters21578")[:2],
-    "20news": lambda: load_mat_corpus(DATA / "20newsgroups" / "20Newsgroups.mat")[:2],
-    "re0": lambda: _load_cluto("re0"),
-    "tr11": lambda: _load_cluto("tr11"),
-    "tr41": lambda: _load_cluto("tr41"),
-}
+# The corpora: the one registry (../shared/data, or $SHARED_DATA).
+CORPORA = SHARED
 
 # The discipline for defaults (issue 26), declared before any choice was
 # made: defaults are chosen on the TUNING corpora only; the VALIDATION
@@ -87,8 +64,7 @@ CORPORA = {
 # does not lose there.  Both sets mix sizes (475 to 8,202 documents for
 # tuning, 414 to 18,846 for validation) and class counts (3 to 13; 9 to 20),
 # balanced and unbalanced classes, .mat matrices, raw text and CLUTO.
-TUNING = ("classic3", "cstr", "webkb4", "reuters10", "re0")
-VALIDATION = ("webace", "20news", "tr11", "tr41")
+# TUNING and VALIDATION come from the registry.
 # The rule for LDAVI's inference default (issue 26), written before the
 # validation run: a candidate that, on the tuning corpora, has a
 # same-protocol perplexity no higher than the current default's on each
@@ -96,14 +72,6 @@ VALIDATION = ("webace", "20news", "tr11", "tr41")
 # default if, on the validation corpora, its perplexity is at most 1.01
 # times the current default's on each corpus and its mean accuracy is at
 # least the current default's.
-
-
-def _load_cluto(name):
-    """A CLUTO matrix of ``../shared/data/cluto`` (see its README): counts, labels."""
-    z = np.load(DATA / "cluto" / f"{name}.npz")
-    shape = tuple(int(s) for s in z["shape"])
-    X = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=shape)
-    return X, z["y"]
 
 
 # Each method fits X and returns (theta, phi, fold_in): the documents' topic

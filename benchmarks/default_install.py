@@ -1,0 +1,421 @@
+"""Speed on the install users get (issue 49): our defaults against the peers,
+each fit the first of a fresh process.
+
+Tables (``--tables``, all by default), on the corpora of the registry
+(`corpus_registry`: the nine shared corpora and the generated one):
+
+- ``fits``: whole default fits, seconds (median of ``--repeats`` fresh
+  processes): LDAVI against scikit-learn's ``LatentDirichletAllocation``,
+  KLNMF and PLSI against scikit-learn's ``NMF(beta_loss="kullback-leibler",
+  solver="mu")``, each at its defaults with ``random_state``; the ratio is
+  the peer's seconds over ours (above 1: we are faster), with clustering
+  accuracies.
+- ``quality``: time to quality: the seconds until KLNMF's default fit's
+  objective (the generalized KL divergence) reaches the one where
+  scikit-learn's KL-MU default fit ends, against scikit-learn's seconds;
+  and our seconds to our converged end.
+- ``transform``: fold-in throughput, documents per second of ``transform``
+  on a held-out fifth of the documents (fitted on the rest; the median of
+  three calls in the fitting process), for every estimator and
+  scikit-learn's LDA, with each method's held-out document-completion
+  log-likelihood per word (its own ``transform`` on one half of each
+  held-out document's words, the other half scored; the package's
+  ``completion_split`` and smoothing).
+- ``load``: the ``fits`` measurement of LDAVI, KLNMF and scikit-learn's two
+  peers again with two CPU-bound processes beside it on the machine, and
+  the share of speed each keeps (idle seconds over loaded ones).
+
+``--python`` runs the measurements in another interpreter: a virtual
+environment holding only what ``pip install`` of the built wheel pulls in
+(no numba) is the default install:
+
+    python -m build --wheel && python -m venv /tmp/default
+    /tmp/default/bin/pip install dist/sklearn_topicfac-*.whl
+    python benchmarks/default_install.py --python /tmp/default/bin/python
+
+Without it, this interpreter (numba, if installed, compiling from an empty
+cache in every process).  ``--write-doc`` writes the tables into
+``docs/performance.md`` (blocks ``install_<table>_<backend>``).
+"""
+
+import argparse
+import time
+import warnings
+
+import harness
+import numpy as np
+
+TASKS = {}
+
+
+def task(function):
+    TASKS[function.__name__] = function
+    return function
+
+
+def _estimator(method, k, seed):
+    from sklearn.decomposition import NMF, LatentDirichletAllocation
+
+    import sklearn_topicfac as tf
+
+    if method == "sklearn LDA":
+        return LatentDirichletAllocation(k, random_state=seed)
+    if method == "sklearn NMF":
+        return NMF(k, beta_loss="kullback-leibler", solver="mu", random_state=seed)
+    return getattr(tf, method)(n_components=k, random_state=seed)
+
+
+def _kl(X, W, H):
+    from sklearn_topicfac.kernels import kl_divergence
+
+    return float(kl_divergence(X, W, H))
+
+
+def _labels(est, X):
+    return np.asarray(est.transform(X)).argmax(axis=1)
+
+
+@task
+def fit(corpus, method, seed):
+    """One default fit, the first of this process: seconds, accuracy."""
+    from corpus_registry import load
+
+    from sklearn_topicfac.metrics import clustering_accuracy
+
+    X, y, k = load(corpus)
+    est = _estimator(method, k, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        est.fit(X)
+        seconds = time.perf_counter() - start
+        accuracy = clustering_accuracy(y, _labels(est, X))
+    return {
+        "seconds": seconds,
+        "accuracy": float(accuracy),
+        "n_iter": int(getattr(est, "n_iter_", 0)),
+    }
+
+
+@task
+def peer_objective(corpus, seed):
+    """scikit-learn's KL-MU default fit: seconds and the KL where it ends."""
+    from corpus_registry import load
+
+    X, _, k = load(corpus)
+    est = _estimator("sklearn NMF", k, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        W = est.fit_transform(X)
+        seconds = time.perf_counter() - start
+    return {"seconds": seconds, "objective": _kl(X, W, est.components_)}
+
+
+@task
+def time_to_objective(corpus, method, seed, target):
+    """Our default fit, timed at every iteration: the seconds until its
+    objective is at most ``target``, and to its end."""
+    from corpus_registry import load
+
+    from sklearn_topicfac import fit_callback
+
+    X, _, k = load(corpus)
+    est = _estimator(method, k, seed)
+    reached = []
+    start = time.perf_counter()
+
+    def seen(info):
+        if not reached and info.objective <= target:
+            reached.append(time.perf_counter() - start)
+
+    with warnings.catch_warnings(), fit_callback(seen):
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        W = est.fit_transform(X)
+        seconds = time.perf_counter() - start
+    final = _kl(X, W, est.components_)
+    if not reached and final <= target:
+        reached.append(seconds)
+    return {
+        "seconds": seconds,
+        "reached": reached[0] if reached else float("nan"),
+        "objective": final,
+    }
+
+
+@task
+def transform(corpus, method, seed):
+    """Fold-in throughput on a held-out fifth, and its completion score."""
+    from corpus_registry import load
+
+    from sklearn_topicfac.kernels import (
+        HELD_OUT_SMOOTHING,
+        completion_log_likelihood,
+        completion_split,
+        normalize_rows,
+    )
+
+    X, _, k = load(corpus)
+    order = np.random.default_rng(seed).permutation(X.shape[0])
+    cut = X.shape[0] * 4 // 5
+    train, test = X[np.sort(order[:cut])], X[np.sort(order[cut:])]
+    est = _estimator(method, k, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(train)
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            est.transform(test)
+            times.append(time.perf_counter() - start)
+        observed, held = completion_split(test, seed)
+        theta = normalize_rows(np.asarray(est.transform(observed), dtype=float))[0]
+    theta[theta.sum(axis=1) == 0] = 1.0 / k
+    phi = normalize_rows(np.asarray(est.components_, dtype=float))[0]
+    log_lik, n_words = completion_log_likelihood(
+        held, theta, phi, smoothing=HELD_OUT_SMOOTHING
+    )
+    seconds = float(np.median(times))
+    return {
+        "seconds": seconds,
+        "docs_per_second": test.shape[0] / seconds,
+        "completion": float(log_lik / n_words),
+    }
+
+
+# ---------------------------------------------------------------- tables
+OURS_PEERS = (
+    ("LDAVI", "sklearn LDA"),
+    ("KLNMF", "sklearn NMF"),
+    ("PLSI", "sklearn NMF"),
+)
+
+
+def _fits(corpora, seed, repeats, python, methods=None):
+    rows = {}
+    methods = methods or ["LDAVI", "sklearn LDA", "KLNMF", "PLSI", "sklearn NMF"]
+    for corpus in corpora:
+        for method in methods:
+            rows[corpus, method] = harness.median_of(
+                "default_install.py",
+                {"task": "fit", "corpus": corpus, "method": method, "seed": seed},
+                repeats,
+                python=python,
+            )
+            r = rows[corpus, method]
+            print(f"  {corpus} {method}: {r['seconds']:.2f} s, acc {r['accuracy']:.3f}")
+    return rows
+
+
+def fits_table(rows, corpora):
+    columns = ["corpus"]
+    for ours, peer in OURS_PEERS:
+        columns += [f"{ours} s", f"{peer} s", f"{ours} speed-up"]
+    columns += ["LDAVI acc", "sklearn LDA acc"]
+    out = []
+    worst = {ours: np.inf for ours, _ in OURS_PEERS}
+    for corpus in corpora:
+        row = [corpus]
+        for ours, peer in OURS_PEERS:
+            a, b = rows[corpus, ours]["seconds"], rows[corpus, peer]["seconds"]
+            worst[ours] = min(worst[ours], b / a)
+            row += [f"{a:.2f}", f"{b:.2f}", f"**{b / a:.2f}x**"]
+        row += [
+            f"{rows[corpus, 'LDAVI']['accuracy']:.3f}",
+            f"{rows[corpus, 'sklearn LDA']['accuracy']:.3f}",
+        ]
+        out.append(row)
+    out.append(
+        ["worst"]
+        + sum((["", "", f"**{worst[o]:.2f}x**"] for o, _ in OURS_PEERS), [])
+        + ["", ""]
+    )
+    return {"columns": columns, "rows": out}
+
+
+def quality_table(corpora, seed, repeats, python):
+    out = []
+    worst = np.inf
+    for corpus in corpora:
+        peer = harness.median_of(
+            "default_install.py",
+            {"task": "peer_objective", "corpus": corpus, "seed": seed},
+            repeats,
+            python=python,
+        )
+        ours = harness.median_of(
+            "default_install.py",
+            {
+                "task": "time_to_objective",
+                "corpus": corpus,
+                "method": "KLNMF",
+                "seed": seed,
+                "target": peer["objective"],
+            },
+            repeats,
+            python=python,
+        )
+        ratio = peer["seconds"] / ours["reached"]
+        worst = min(worst, ratio)
+        out.append(
+            [
+                corpus,
+                f"{peer['seconds']:.2f}",
+                f"{peer['objective']:.6g}",
+                f"{ours['reached']:.2f}",
+                f"**{ratio:.1f}x**",
+                f"{ours['seconds']:.2f}",
+                f"{ours['objective']:.6g}",
+            ]
+        )
+        print(f"  {corpus}: {out[-1]}")
+    out.append(["worst", "", "", "", f"**{worst:.1f}x**", "", ""])
+    return {
+        "columns": [
+            "corpus",
+            "sklearn KL-MU s",
+            "its final KL",
+            "KLNMF s to that KL",
+            "sooner",
+            "KLNMF s to its end",
+            "KLNMF final KL",
+        ],
+        "rows": out,
+    }
+
+
+TRANSFORM_METHODS = (
+    "LDAVI",
+    "KLNMF",
+    "PLSI",
+    "NormalizedNMF",
+    "JointNMF",
+    "HybridNMFPLSI",
+    "GammaPoissonVI",
+    "SimplexPLSA",
+    "sklearn LDA",
+)
+
+
+def transform_table(corpora, seed, python):
+    out = []
+    for corpus in corpora:
+        results = {
+            m: harness.measure(
+                "default_install.py",
+                {"task": "transform", "corpus": corpus, "method": m, "seed": seed},
+                python=python,
+            )
+            for m in TRANSFORM_METHODS
+        }
+        peer = results["sklearn LDA"]
+        for m in TRANSFORM_METHODS[:-1]:
+            r = results[m]
+            better = "yes" if r["completion"] >= peer["completion"] else "no"
+            out.append(
+                [
+                    corpus,
+                    m,
+                    f"{r['docs_per_second']:,.0f}",
+                    f"**{r['docs_per_second'] / peer['docs_per_second']:.1f}x**",
+                    f"{r['completion']:.4f}",
+                    f"{peer['completion']:.4f}",
+                    better,
+                ]
+            )
+        out.append(
+            [corpus, "sklearn LDA", f"{peer['docs_per_second']:,.0f}", "1.0x",
+             f"{peer['completion']:.4f}", "", ""]
+        )  # fmt: skip
+        print(f"  {corpus}: done")
+    return {
+        "columns": [
+            "corpus",
+            "method",
+            "documents / s",
+            "vs sklearn LDA",
+            "completion (log-lik / word)",
+            "sklearn LDA's",
+            "at least as good",
+        ],
+        "rows": out,
+    }
+
+
+def load_table(corpora, seed, repeats, python):
+    methods = ["LDAVI", "sklearn LDA", "KLNMF", "sklearn NMF"]
+    idle = _fits(corpora, seed, repeats, python, methods)
+    with harness.busy(2):
+        loaded = _fits(corpora, seed, repeats, python, methods)
+    out = []
+    for corpus in corpora:
+        row = [corpus]
+        for m in methods:
+            a, b = idle[corpus, m]["seconds"], loaded[corpus, m]["seconds"]
+            row += [f"{a:.2f} / {b:.2f}", f"{a / b:.2f}"]
+        out.append(row)
+    columns = ["corpus"]
+    for m in methods:
+        columns += [f"{m} s idle / loaded", f"{m} speed kept"]
+    return {"columns": columns, "rows": out}
+
+
+def main(argv=None):
+    from corpus_registry import names
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpora", nargs="+", default=list(names()))
+    parser.add_argument(
+        "--tables", nargs="+", default=["fits", "quality", "transform", "load"]
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--load-corpora", nargs="+", default=["classic3", "re0", "tr41"]
+    )
+    parser.add_argument("--python", default=None)
+    parser.add_argument("--write-doc", action="store_true")
+    args = parser.parse_args(argv)
+    where = harness.interpreter_description(args.python)
+    backend = "numba" if where["numba"] else "numpy"
+    print(f"interpreter: {where}")
+    tables = {}
+    if "fits" in args.tables:
+        rows = _fits(args.corpora, args.seed, args.repeats, args.python)
+        tables["fits"] = fits_table(rows, args.corpora)
+    if "quality" in args.tables:
+        tables["quality"] = quality_table(
+            args.corpora, args.seed, args.repeats, args.python
+        )
+    if "transform" in args.tables:
+        tables["transform"] = transform_table(args.corpora, args.seed, args.python)
+    if "load" in args.tables:
+        tables["load"] = load_table(
+            args.load_corpora, args.seed, args.repeats, args.python
+        )
+    stack = ", ".join(f"{k} {v}" for k, v in where.items() if k != "package")
+    for name, table in tables.items():
+        text = (
+            f"{'With numba' if backend == 'numba' else 'Default install (no numba)'}"
+            f" ({stack}); seed {args.seed}; every fit the first of a fresh "
+            f"process, median of {args.repeats}."
+        )
+        print(f"\n## {name}\n{text}")
+        print(" | ".join(table["columns"]))
+        for row in table["rows"]:
+            print(" | ".join(row))
+        if args.write_doc:
+            from _docblocks import command_line, write_block
+
+            write_block(
+                f"install_{name}_{backend}",
+                "docs/performance.md",
+                command_line(),
+                [{"text": text}, table],
+            )
+
+
+if __name__ == "__main__":
+    if not harness.child(TASKS):
+        main()

@@ -1,0 +1,113 @@
+"""The benchmarks' runner: each measurement in a fresh process, ours and the
+peer's the same way, medians over repeats.
+
+A measurement is a *task*, a JSON-able dict naming a function of a task
+module and its arguments.  `measure` runs it in a new Python process
+(``python <module>.py --child '<task>'``), so that the fit it times is the
+first of its process, as a user's first fit is: imports, NumPy's and
+SciPy's first calls and, with numba, the compile of the kernels it runs
+(from an empty cache when ``fresh_cache``) are counted.  The interpreter
+may be another environment's (``python=``): a virtual environment with
+only what ``pip install`` of the built wheel pulls in is the install users
+get.  `median_of` repeats a task and keeps the median of each number.
+
+`busy` starts CPU-bound processes beside the measurements (a machine under
+load), and `write` hands the tables to the doc-block writer.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from contextlib import contextmanager
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def child(tasks):
+    """The entry point of a task module: ``--child '<task>'`` runs one task
+    of ``tasks`` (a dict of functions) and prints its result as JSON."""
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        task = json.loads(sys.argv[2])
+        result = tasks[task.pop("task")](**task)
+        print("RESULT " + json.dumps(result), flush=True)
+        return True
+    return False
+
+
+def measure(script, task, *, python=None, fresh_cache=True, env=None, timeout=3600):
+    """Run ``task`` in a new process of ``python`` (default: this one) and
+    return its result dict; ``fresh_cache``: numba compiles from an empty
+    cache (a new ``NUMBA_CACHE_DIR``)."""
+    python = python or sys.executable
+    environment = dict(os.environ, **(env or {}))
+    environment["PYTHONPATH"] = HERE + os.pathsep + environment.get("PYTHONPATH", "")
+    with tempfile.TemporaryDirectory() as cache:
+        if fresh_cache:
+            environment["NUMBA_CACHE_DIR"] = cache
+        done = subprocess.run(
+            [python, os.path.join(HERE, script), "--child", json.dumps(task)],
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=timeout,
+            check=False,
+        )
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")]
+    if done.returncode or not lines:
+        raise RuntimeError(
+            f"task {task} failed ({done.returncode}):\n{done.stderr[-3000:]}"
+        )
+    return json.loads(lines[-1][len("RESULT ") :])
+
+
+def median_of(script, task, repeats, **kwargs):
+    """`measure` ``repeats`` times; the median of every numeric field (the
+    other fields from the first run) and ``"runs"``, the per-run seconds."""
+    results = [measure(script, task, **kwargs) for _ in range(repeats)]
+    out = dict(results[0])
+    for key, value in results[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = float(np.median([r[key] for r in results]))
+    out["runs"] = [r.get("seconds") for r in results]
+    return out
+
+
+_BUSY = "import time\nend = time.time() + {seconds}\nwhile time.time() < end: pass\n"
+
+
+@contextmanager
+def busy(n_processes, seconds=7200):
+    """``n_processes`` CPU-bound Python processes for the length of the block."""
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _BUSY.format(seconds=seconds)])
+        for _ in range(n_processes)
+    ]
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def interpreter_description(python=None):
+    """What the interpreter has: versions of the package's runtime stack."""
+    code = (
+        "import json, importlib.util as u, numpy, scipy, sklearn, sklearn_topicfac\n"
+        "print(json.dumps({'numpy': numpy.__version__, 'scipy': scipy.__version__,"
+        " 'scikit-learn': sklearn.__version__,"
+        " 'numba': u.find_spec('numba') is not None,"
+        " 'package': sklearn_topicfac.__file__}))"
+    )
+    out = subprocess.run(
+        [python or sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tempfile.gettempdir(),
+    )
+    return json.loads(out.stdout)
