@@ -95,21 +95,22 @@ def test_default_run_finds_the_three_collections():
     assert "Traceback" not in result.stderr
 
 
-def test_ldavi_progress_bar_counts_the_cvb0_runs(capsys):
-    # LDAVI's default fit, CVB0, makes three starts of at most max_iter
-    # sweeps, and the start kept runs on to 3 * max_iter sweeps in all: the
-    # bar counts out of (3 + 2) * max_iter = 20; three runs, or four when the
-    # kept start did not converge within its first 4 sweeps.
+def test_ldavi_progress_bar_counts_the_map_runs(capsys):
+    # LDAVI's default fit, MAP, makes three starts of max_iter // 3 = 2
+    # sweeps, and the start kept runs on to 3 * max_iter = 18 sweeps in all:
+    # 22 sweeps at most, which the bar bounds by whole max_iters, 4 * 6 =
+    # 24; three runs, or four when the kept start did not converge within
+    # its first 2 sweeps.
     status, _, err = _run_main(
-        capsys, "--estimator", "LDAVI", "-k", "3", "--max-iter", "4", "--progress"
+        capsys, "--estimator", "LDAVI", "-k", "3", "--max-iter", "6", "--progress"
     )
     assert status == 0, err
-    drawn = re.findall(r"\[LDAVI\] \[[#-]+\] (\d+)/20 iterations", err)
+    drawn = re.findall(r"\[LDAVI\] \[[#-]+\] (\d+)/24 iterations", err)
     (done, runs) = re.findall(r"\[LDAVI\] \[#+\] (\d+) iterations in (\d+) runs?", err)[
         0
     ]
     assert drawn and [int(d) for d in drawn] == sorted(int(d) for d in drawn)
-    assert 3 <= int(done) <= 20 and int(drawn[-1]) <= int(done)
+    assert 3 <= int(done) <= 22 and int(drawn[-1]) <= int(done)
     assert int(runs) in (3, 4)
 
 

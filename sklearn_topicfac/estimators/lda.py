@@ -17,7 +17,7 @@ from .._docstrings import fill_doc
 from .._validation import reconstruct
 from ..engine.loop import ROUNDING
 from ..kernels import normalize_rows
-from ..models import CVB0Model, GammaPoissonModel, LDAModel
+from ..models import CVB0Model, GammaPoissonModel, LDAModel, MAPModel
 from . import _state
 from ._base import TopicFactorization, all_or_nothing
 
@@ -26,11 +26,13 @@ from ._base import TopicFactorization, all_or_nothing
 _DEFAULT_SCHEDULE = engine.Schedule(
     batch_size=128, offset=10.0, decay=0.7, total_samples=1e6
 )
-# inference="cvb0" (and the default "auto"): starts per n_init (init's, then
+# inference="map" (the default) and "cvb0": starts per n_init (init's, then
 # random draws), and the kept start's sweeps per max_iter (see LDAVI's
 # ``inference``; chosen on the tuning corpora, docs/lda_defaults.md).
 CVB0_STARTS = 3
 CVB0_SWEEPS = 3
+# The models of the collapsed inferences, which share those starts and sweeps.
+COLLAPSED = {"map": MAPModel, "cvb0": CVB0Model}
 
 
 class _Variational(TopicFactorization):
@@ -432,10 +434,22 @@ default=None
     verbose : int, default=0
         Print the negative bound and elapsed time every 10 epochs (every
         epoch if ``verbose > 1``).
-    inference : {"auto", "cvb0", "vb"}, default="auto"
-        ``"auto"``: ``"cvb0"`` where it runs -- batch learning with a
+    inference : {"auto", "map", "cvb0", "vb"}, default="auto"
+        ``"auto"``: ``"map"`` where it runs -- batch learning with a
         topic-word prior -- else ``"vb"`` (online learning, point-estimate
         topics).
+        ``"map"``: the maximum a posteriori topics and proportions by EM on
+        the expected counts, :math:`g_{dwk} \\propto (N_{dk} + \\alpha_k /
+        10) (N_{kw} + \\eta) / (N_k + V\\eta)` (Dirichlet priors
+        :math:`1 + \\alpha / 10` and :math:`1 + \\eta`): CVB0's update
+        without the token's own exclusion (Asuncion et al., 2009), the
+        documents' pseudo-counts cut to a tenth of :math:`\\alpha` in its
+        place (``MAPModel.DOC_PSEUDO_COUNT``, chosen on the tuning corpora).
+        A sweep is two sparse products, like PLSI's EM step; the objective,
+        minus the log
+        posterior, never rises, and :meth:`bound` is minus that objective.
+        Everything else -- starts (of ``max_iter // 3`` sweeps each),
+        ``components_``, ``transform`` -- is as for ``"cvb0"`` below.
         ``"cvb0"``: zero-order collapsed variational inference (Asuncion et
         al., 2009): every epoch is one sweep over the stored entries,
         :math:`g_{dwk} \\propto (N_{dk}^{\\neg dw} + \\alpha_k)
@@ -444,10 +458,11 @@ default=None
         :math:`N_{kw} + \\eta` (no :math:`\\exp\\psi` shrinkage of rare
         terms).  CVB0's local optima depend on its start, so a fit makes
         ``3 * n_init`` starts (``init``'s -- NNDSVDa when ``init`` is None,
-        as for VB -- then random draws), each of at most ``max_iter`` sweeps; the
-        start with the lowest objective runs on, to at most ``3 * max_iter``
-        sweeps in all.  No bound is ascended (a fit whose objective rose by
-        more than rounding warns, ``RuntimeWarning``): the objective is minus the
+        as for VB -- then random draws), each of at most ``max_iter`` sweeps
+        (``max_iter // 3`` for ``"map"``); the start with the lowest
+        objective runs on, to at most ``3 * max_iter`` sweeps in all.  No
+        bound is ascended (a fit whose objective rose by more than rounding
+        warns, ``RuntimeWarning``): the objective is minus the
         training log-likelihood under the point estimates
         :math:`\\theta_d \\propto N_{dk} + \\alpha`,
         :math:`\\beta_k \\propto N_{kw} + \\eta`; no split-merge moves are
@@ -462,9 +477,9 @@ default=None
         ``"vb"``: the mean-field variational Bayes above, scikit-learn's
         (with ``init="random"`` and ``split_merge=0``, scikit-learn's
         ``LatentDirichletAllocation``).
-        Measurements, and why the default is CVB0 (its held-out
-        perplexity against collapsed Gibbs sampling's on labeled corpora),
-        in ``docs/lda_defaults.md``.
+        Measurements, and why the default is MAP (held-out perplexity
+        against collapsed Gibbs sampling's on labeled corpora, and speed
+        without numba), in ``docs/lda_defaults.md``.
 
     Attributes
     ----------
@@ -507,7 +522,7 @@ default=None
         online step), as in scikit-learn.
     doc_topic_prior_ : ndarray of shape (n_components,)
         The :math:`\\alpha` in use.
-    inference_ : {"cvb0", "vb"}
+    inference_ : {"map", "cvb0", "vb"}
         The inference the fit ran (``inference`` with ``"auto"`` resolved),
         in memory as block by block; ``partial_fit`` runs online VB.
     topic_word_prior_ : float or None
@@ -565,7 +580,7 @@ default=None
         "learning_offset": [Interval(Real, 1.0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "total_samples": [Interval(Real, 0, None, closed="neither")],
-        "inference": [StrOptions({"auto", "cvb0", "vb"})],
+        "inference": [StrOptions({"auto", "map", "cvb0", "vb"})],
     }
 
     def __init__(
@@ -621,23 +636,28 @@ default=None
 
     def _resolve(self):
         super()._resolve()
-        self.inference_ = "cvb0" if self._collapsed() else "vb"
+        self.inference_ = self._resolved_inference()
 
     def _inference(self):
         """The inference the fit resolved (`_resolve`): the fitted
         ``inference_`` (the parameter, resolved, for a model saved before it
         had one)."""
-        return vars(self).get("inference_") or ("cvb0" if self._collapsed() else "vb")
+        return vars(self).get("inference_") or self._resolved_inference()
 
     def _settings(self):
         settings = super()._settings()
-        if self._inference() == "cvb0":
-            # CVB0's local optima depend on its start (docs/lda_defaults.md):
-            # CVB0_STARTS * n_init starts (init's, then random draws) of
-            # max_iter sweeps at most, and the one with the lowest objective
-            # runs on, up to CVB0_SWEEPS * max_iter sweeps in all
-            # (`_run_shape`).
-            settings = replace(settings, n_init=CVB0_STARTS * self.n_init, moves=0)
+        if self._collapsed():
+            # The collapsed inferences' local optima depend on their start
+            # (docs/lda_defaults.md): CVB0_STARTS * n_init starts (init's,
+            # then random draws) of `_start_sweeps` sweeps at most, and the
+            # one with the lowest objective runs on, up to CVB0_SWEEPS *
+            # max_iter sweeps in all (`_run_shape`).
+            settings = replace(
+                settings,
+                n_init=CVB0_STARTS * self.n_init,
+                max_iter=self._start_sweeps(),
+                moves=0,
+            )
         return settings
 
     def _fit_engine(self, runner, W, H):
@@ -646,35 +666,53 @@ default=None
             _warn_if_cvb0_rose(result.history)
         return result
 
-    def _max_runs(self):
-        if self._inference() != "cvb0":
-            return super()._max_runs()
-        # CVB0's starts, then the kept start's run on (up to CVB0_SWEEPS *
-        # max_iter sweeps in all).
-        return CVB0_STARTS * self.n_init + CVB0_SWEEPS - 1
+    def _start_sweeps(self):
+        """Sweeps of each start of the collapsed inferences: ``max_iter``
+        for CVB0; for MAP, whose starts were measured to need fewer
+        (docs/lda_defaults.md), ``max_iter // 3``, so that its three starts
+        together cost one ``max_iter``."""
+        if self._inference() == "map":
+            return max(self.max_iter // CVB0_STARTS, 1)
+        return self.max_iter
 
-    def _collapsed(self):
-        """Whether the fit runs CVB0: ``inference``, ``"auto"`` resolved."""
+    def _max_runs(self):
+        if not self._collapsed():
+            return super()._max_runs()
+        # The starts, then the kept start's run on (up to CVB0_SWEEPS *
+        # max_iter sweeps in all), in multiples of max_iter.
+        each = self._start_sweeps()
+        sweeps = CVB0_STARTS * self.n_init * each + CVB0_SWEEPS * self.max_iter - each
+        return -(-sweeps // self.max_iter)
+
+    def _resolved_inference(self):
+        """``inference`` with ``"auto"`` resolved: ``"map"`` for batch
+        learning with a topic-word prior, else ``"vb"``."""
         if self.inference == "auto":
             batch = self.learning_method == "batch"
-            return batch and self.topic_word_prior is not None
-        return self.inference == "cvb0"
+            return "map" if batch and self.topic_word_prior is not None else "vb"
+        return self.inference
+
+    def _collapsed(self):
+        """Whether the fit runs on the collapsed counts (MAP or CVB0)."""
+        return self._inference() in COLLAPSED
 
     def _build_model(self):
-        if self._inference() == "cvb0":
+        inference = self._inference()
+        if inference in COLLAPSED:
             if self.topic_word_prior_ is None:
                 raise ValueError(
-                    "inference='cvb0' needs a topic-word prior (it smooths the "
-                    "collapsed counts); set topic_word_prior='auto' or a "
-                    "positive value, or use inference='vb' for point-estimate "
-                    "topics."
+                    f"inference={inference!r} needs a topic-word prior (it "
+                    "smooths the collapsed counts); set topic_word_prior='auto' "
+                    "or a positive value, or use inference='vb' for "
+                    "point-estimate topics."
                 )
             if self.learning_method != "batch":
                 raise ValueError(
-                    "inference='cvb0' runs batch sweeps; set learning_method="
-                    "'batch', or use inference='vb' for online learning."
+                    f"inference={inference!r} runs batch sweeps; set "
+                    "learning_method='batch', or use inference='vb' for online "
+                    "learning."
                 )
-            return CVB0Model(
+            return COLLAPSED[inference](
                 self.doc_topic_prior_,
                 self.topic_word_prior_,
                 self.max_doc_update_iter,
@@ -692,7 +730,7 @@ default=None
 
     def _run_shape(self):
         if self.learning_method == "batch":
-            if self._inference() == "cvb0":
+            if self._collapsed():
                 return {"run_on": CVB0_SWEEPS * self.max_iter}
             return {}
         return {

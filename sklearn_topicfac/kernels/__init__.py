@@ -21,7 +21,8 @@ estimators.
 - `coordinate`: KL-NMF by cyclic coordinate descent with Newton steps;
 - `newton`: KL-NMF by diagonal Newton steps with a multiplicative fall-back;
 - `variational`: LDA's variational E-step, bounds and Dirichlet/Gamma terms;
-- `collapsed`: LDA's zero-order collapsed variational (CVB0) sweep;
+- `collapsed`: LDA's zero-order collapsed variational (CVB0) sweep and its
+  MAP (EM) sweep without the exclusion;
 - `completion`: the document-completion split of the held-out score;
 - `fold_in`: new documents' factor with the topics fixed;
 - `compiled`: the compiled twins of the kernels (the optional numba
@@ -31,7 +32,7 @@ estimators.
 """
 
 from ._parallel import thread_budget
-from .collapsed import cvb0_sweep
+from .collapsed import cvb0_sweep, map_sweep
 from .completion import (
     HELD_OUT_SMOOTHING,
     completion_log_likelihood,
@@ -89,6 +90,7 @@ from .variational import (
 
 __all__ = [
     "cvb0_sweep",
+    "map_sweep",
     "HELD_OUT_SMOOTHING",
     "cd_pass",
     "cd_sweep",

@@ -18,13 +18,14 @@ its parameters.
 from ._base import Check, TopicModel
 from .joint import JointNMFModel
 from .klnmf import KLNMFModel, NormalizedNMFModel
-from .lda import CVB0Model, GammaPoissonModel, LDAModel
+from .lda import CVB0Model, GammaPoissonModel, LDAModel, MAPModel
 from .plsi import PLSIModel
 from .simplex import SimplexMap
 
 __all__ = [
     "Check",
     "CVB0Model",
+    "MAPModel",
     "GammaPoissonModel",
     "JointNMFModel",
     "KLNMFModel",

@@ -104,12 +104,10 @@ def test_converged_sweeps_are_a_fixed_point_of_batch_cvb0():
 def test_cvb0_runs_on_the_best_of_three_starts():
     from sklearn_topicfac import fit_callback
 
-    # The default: CVB0 wherever it runs (docs/lda_defaults.md).
-    assert LDAVI().inference == "auto"
     X = lda_counts(k=4)
     runs = {}
     with fit_callback(lambda info: runs.setdefault(info.run, []).append(info)):
-        est = LDAVI(4, max_iter=8, tol=0, split_merge=1)
+        est = LDAVI(4, inference="cvb0", max_iter=8, tol=0, split_merge=1)
         est.set_params(random_state=0).fit(X)
     # components_ = N_kw + eta: the expected counts sum to the tokens.
     eta = est.topic_word_prior_

@@ -48,6 +48,7 @@ def _instances():
         ],
         "GammaPoissonModel": [models.GammaPoissonModel(ALPHA, 1.0, 1e-3, 100)],
         "CVB0Model": [models.CVB0Model(ALPHA, 0.1, 100, 1e-3)],
+        "MAPModel": [models.MAPModel(ALPHA, 0.1, 100, 1e-3)],
     }
 
 
