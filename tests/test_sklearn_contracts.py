@@ -77,9 +77,7 @@ def test_transform_normalize_false_of_a_document_factor_is_the_same(name):
 
 
 def test_ldavi_transform_normalize_false_is_scikit_learns_gamma():
-    est = _fitted(
-        BY_NAME["LDAVI"], max_doc_update_iter=100, mean_change_tol=1e-3
-    )
+    est = _fitted(BY_NAME["LDAVI"], max_doc_update_iter=100, mean_change_tol=1e-3)
     sk = LatentDirichletAllocation(3, max_iter=1, random_state=0).fit(X)
     sk.components_ = est.components_.copy()
     sk.exp_dirichlet_component_ = np.exp(_dirichlet_expectation(est.components_))

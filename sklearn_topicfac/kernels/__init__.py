@@ -46,7 +46,7 @@ from .divergence import (
     ratio_log_sums,
     ratio_log_sums_at_nonzeros,
 )
-from .fold_in import mu_fold_in
+from .fold_in import em_fold_in, mu_fold_in
 from .newton import (
     dn_doc_half,
     dn_pass,
@@ -108,6 +108,7 @@ __all__ = [
     "em_doc_pass",
     "em_step",
     "em_topic_update",
+    "em_fold_in",
     "em_update_w",
     "flush_subnormal",
     "exp_dirichlet_expectation",

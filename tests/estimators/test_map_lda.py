@@ -150,3 +150,51 @@ def test_bad_combinations_are_clear_errors():
         LDAVI(3, inference="map", topic_word_prior=None).fit(X)
     with pytest.raises(ValueError, match="inference='map' runs batch sweeps"):
         LDAVI(3, inference="map", learning_method="online").fit(X)
+
+
+def _plain_em_fold_in(X, B, D, alpha, n_steps):
+    for _ in range(n_steps):
+        theta = D + alpha
+        y = theta @ B
+        Xd = X.toarray()
+        D = theta * ((np.where(Xd > 0, Xd / y, 0.0)) @ B.T)
+    return D
+
+
+def test_accelerated_fold_in_reaches_em_fixed_point_per_document():
+    from sklearn_topicfac.kernels import em_fold_in
+
+    X = lda_counts(n=40, m=30, k=3, seed=5)
+    B = normalize_rows(np.random.default_rng(1).gamma(0.3, 1.0, (3, 30)))[0]
+    alpha = np.full(3, 0.02)
+    n_d = np.asarray(X.sum(axis=1)).ravel()
+    start = np.repeat(n_d[:, None] / 3, 3, axis=1)
+    fast = em_fold_in(X, B, start, alpha, max_iter=3000, tol=1e-12)
+    slow = _plain_em_fold_in(X, B, start, alpha, 20000)
+    assert_allclose(fast, slow, rtol=1e-6, atol=1e-8)
+    # Rows sum to the documents' lengths, and a document's result does not
+    # depend on the others given with it.
+    assert_allclose(fast.sum(axis=1), n_d)
+    alone = em_fold_in(X[7:8], B, start[7:8], alpha, max_iter=3000, tol=1e-12)
+    assert_allclose(alone[0], fast[7], rtol=1e-12)
+    # It is faster than plain EM at the fold-in's tolerance: fewer EM steps.
+    steps = []
+    from sklearn_topicfac.kernels import fold_in as module
+
+    original = module.em_update_w
+
+    def counted(R, W, H):
+        steps.append(W.shape[0])
+        return original(R, W, H)
+
+    module.em_update_w = counted
+    try:
+        em_fold_in(X, B, start, alpha, max_iter=1000, tol=1e-3)
+    finally:
+        module.em_update_w = original
+    plain, n_plain, done = start.copy(), 0, False
+    while not done and n_plain < 1000:
+        new = _plain_em_fold_in(X, B, plain, alpha, 1)
+        done = np.abs(new - plain).mean(axis=1).max() < 1e-3
+        plain, n_plain = new, n_plain + 1
+    assert len(steps) < n_plain
