@@ -192,6 +192,15 @@ OURS_PEERS = (
 )
 
 
+# Corpora measured once rather than ``--repeats`` times (``--once``): their
+# fits take minutes.
+ONCE = set()
+
+
+def _repeats(corpus, repeats):
+    return 1 if corpus in ONCE else repeats
+
+
 def _fits(corpora, seed, repeats, python, methods=None):
     rows = {}
     methods = methods or ["LDAVI", "sklearn LDA", "KLNMF", "PLSI", "sklearn NMF"]
@@ -200,7 +209,7 @@ def _fits(corpora, seed, repeats, python, methods=None):
             rows[corpus, method] = harness.median_of(
                 "default_install.py",
                 {"task": "fit", "corpus": corpus, "method": method, "seed": seed},
-                repeats,
+                _repeats(corpus, repeats),
                 python=python,
             )
             r = rows[corpus, method]
@@ -241,7 +250,7 @@ def quality_table(corpora, seed, repeats, python):
         peer = harness.median_of(
             "default_install.py",
             {"task": "peer_objective", "corpus": corpus, "seed": seed},
-            repeats,
+            _repeats(corpus, repeats),
             python=python,
         )
         ours = harness.median_of(
@@ -253,7 +262,7 @@ def quality_table(corpora, seed, repeats, python):
                 "seed": seed,
                 "target": peer["objective"],
             },
-            repeats,
+            _repeats(corpus, repeats),
             python=python,
         )
         ratio = peer["seconds"] / ours["reached"]
@@ -374,9 +383,14 @@ def main(argv=None):
     parser.add_argument(
         "--load-corpora", nargs="+", default=["classic3", "re0", "tr41"]
     )
+    parser.add_argument(
+        "--once", nargs="*", default=["20news", "generated"], help="measured once"
+    )
+    parser.add_argument("--transform-corpora", nargs="+", default=None)
     parser.add_argument("--python", default=None)
     parser.add_argument("--write-doc", action="store_true")
     args = parser.parse_args(argv)
+    ONCE.update(args.once)
     where = harness.interpreter_description(args.python)
     backend = "numba" if where["numba"] else "numpy"
     print(f"interpreter: {where}")
@@ -389,7 +403,9 @@ def main(argv=None):
             args.corpora, args.seed, args.repeats, args.python
         )
     if "transform" in args.tables:
-        tables["transform"] = transform_table(args.corpora, args.seed, args.python)
+        tables["transform"] = transform_table(
+            args.transform_corpora or args.corpora, args.seed, args.python
+        )
     if "load" in args.tables:
         tables["load"] = load_table(
             args.load_corpora, args.seed, args.repeats, args.python
@@ -399,7 +415,9 @@ def main(argv=None):
         text = (
             f"{'With numba' if backend == 'numba' else 'Default install (no numba)'}"
             f" ({stack}); seed {args.seed}; every fit the first of a fresh "
-            f"process, median of {args.repeats}."
+            f"process, median of {args.repeats}"
+            + (f" ({', '.join(sorted(ONCE))}: one)" if ONCE else "")
+            + "."
         )
         print(f"\n## {name}\n{text}")
         print(" | ".join(table["columns"]))
