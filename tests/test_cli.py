@@ -344,6 +344,7 @@ def test_mat_file_and_vocabulary_options(tmp_path, capsys):
         (("{root}/folder", "--format", "csv"), "needs a file"),
         (("{root}/docs.csv", "--format", "folder"), "needs a folder"),
         (("--estimator", "SimplexPLSA", "--report", "x.html"), "--report shows"),
+        (("--stability", "2"), "--stability is shown in the report"),
     ],
 )
 def test_bad_inputs_fail_with_one_line(capsys, corpus_dir, args, message):
@@ -713,6 +714,23 @@ def test_report_option_writes_the_html(news_dir, tmp_path):
     assert page.count("class='topic-card'") == 3
     assert page.count("class='doc'") == 45
     assert "data-label='weather'" in page
+    assert "stability" not in page
+
+
+def test_stability_option_shows_each_topics_stability(news_dir, tmp_path):
+    # --stability N refits N times and puts each topic's score on its card,
+    # the same scores as inspection.topic_stability gives.
+    report = tmp_path / "news.html"
+    result = _run_cli(
+        str(news_dir / "news.csv"), "--report", str(report), "--stability", "2"
+    )
+    assert result.returncode == 0, result.stderr
+    (line,) = [ln for ln in result.stdout.splitlines() if "topic stability" in ln]
+    scores = [float(part.split(":")[1]) for part in line.split("refits: ")[1].split()]
+    assert len(scores) == 3 and all(0 <= s <= 1 for s in scores)
+    page = report.read_text(encoding="utf-8")
+    shown = re.findall(r"stability (\d\.\d\d)</p>", page)
+    assert [float(s) for s in shown] == scores
 
 
 # ------------------------------------------------- input checked before work

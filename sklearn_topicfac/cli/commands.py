@@ -12,7 +12,12 @@ from sklearn.pipeline import make_pipeline
 import sklearn_topicfac
 
 from .._validation import available_memory, format_bytes
-from ..inspection import document_topics, top_terms, write_report
+from ..inspection import (
+    document_topics,
+    top_terms,
+    topic_stability,
+    write_report,
+)
 from ..metrics import clustering_accuracy, npmi_coherence, topic_diversity
 from ..model_selection import select_n_components
 from ..persistence import load, save
@@ -189,6 +194,8 @@ def _run(args):
     if X.sum() == 0:
         raise _CorpusError(f"{corpus.name}: the documents contain no words")
 
+    if args.stability and not args.report:
+        raise _CorpusError("--stability is shown in the report: add --report FILE.html")
     if args.report and args.estimator == "SimplexPLSA":
         raise _CorpusError(
             "--report shows topic models of counts; SimplexPLSA's real-valued "
@@ -217,6 +224,16 @@ def _run(args):
         print(f"model written to {args.save_model}")
     if args.report:
         labels = None if corpus.labels is None else corpus.label_names[corpus.labels]
+        stability = None
+        if args.stability:
+            stability = topic_stability(
+                estimator, X, n_runs=args.stability, random_state=args.random_state
+            )
+            print(
+                "topic stability over "
+                f"{args.stability} refits: "
+                + " ".join(f"{i}:{s:.2f}" for i, s in enumerate(stability))
+            )
         _write_atomically(
             args.report,
             lambda file: write_report(
@@ -227,6 +244,7 @@ def _run(args):
                 labels=labels,
                 selection=selection,
                 title=f"{args.estimator} on {corpus.name}",
+                stability=stability,
             ),
             args.force,
         )

@@ -388,6 +388,18 @@ _OPTIONS = (
     ),
     (
         "output",
+        ("--stability",),
+        dict(
+            type=_positive_int,
+            metavar="N",
+            default=None,
+            help="with --report: refit N times from other seeds and show each "
+            "topic's stability, how closely the refits find it again (costs N "
+            "more fits)",
+        ),
+    ),
+    (
+        "output",
         ("--verbose",),
         dict(
             action="store_true",
