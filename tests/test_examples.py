@@ -29,7 +29,7 @@ def _arguments(script, tmp_path):
     if script.name == "cluster_raw_text.py":
         # An empty data directory: the bundled-corpus path, the same anywhere.
         return ["--quick", "--data-dir", str(tmp_path)]
-    if script.name == "inspect_topics.py":
+    if script.name in ("inspect_topics.py", "topic_identity.py"):
         return ["--quick", "--out-dir", str(tmp_path)]
     return ["--quick"]
 
@@ -39,6 +39,7 @@ def test_every_example_is_covered():
         "choosing_k.py",
         "cluster_raw_text.py",
         "inspect_topics.py",
+        "topic_identity.py",
     }
 
 
@@ -75,6 +76,12 @@ def test_example_runs(script, tmp_path):
         report = (tmp_path / "report.md").read_text()
         assert re.search(r"^\| 5 \| KLNMF \| \d+ \| yes \|", report, re.MULTILINE)
         assert (tmp_path / "curves.png").stat().st_size > 0
+    if script.name == "topic_identity.py":
+        # The guide (docs/guide/inspecting.md) quotes these lines.
+        guide = (ROOT / "docs" / "guide" / "inspecting.md").read_text()
+        for line in result.stdout.splitlines()[:4] + ["topic 1 split into [0, 2]"]:
+            assert line in result.stdout and line in guide, line
+        assert (tmp_path / "classic3_report.html").stat().st_size > 10_000
     if script.name == "inspect_topics.py":
         for name in ("top_terms.png", "loss_history.png", "document_map.png"):
             assert (tmp_path / name).stat().st_size > 0
