@@ -185,7 +185,7 @@ def cvb0_sweep(
     return new_doc, np.ascontiguousarray(new_topic.T), log_likelihood
 
 
-def map_sweep(X, doc_counts, topic_counts, alpha, eta):
+def map_sweep(X, doc_counts, topic_counts, alpha, eta, *, x_log_x=None):
     """One EM sweep of LDA's MAP estimate: CVB0's update without the exclusion.
 
     Every stored entry's topic shares are those of the incoming counts, the
@@ -224,6 +224,9 @@ def map_sweep(X, doc_counts, topic_counts, alpha, eta):
         :math:`N_{kw}`.  Not modified.
     alpha : float or ndarray of shape (k,)
     eta : float > 0
+    x_log_x : float or None, default=None
+        :math:`\\sum X_{dw} \\log X_{dw}` over the stored entries, if known
+        (it does not change from sweep to sweep); computed when None.
 
     Returns
     -------
@@ -256,7 +259,8 @@ def map_sweep(X, doc_counts, topic_counts, alpha, eta):
     new_doc, R, (x_log_r, _) = em_doc_pass(X, theta, B)
     new_topic = B * transposed_product(theta, R)
     # sum x log(theta B / length) = sum x log x - sum x log r - sum_d n_d log length
-    x_log_x, _ = ratio_log_sums(X, X)
+    if x_log_x is None:
+        x_log_x = ratio_log_sums(X, X)[0]
     n_d = np.asarray(X.sum(axis=1, dtype=np.float64)).ravel()
     lengths = doc_counts.sum(axis=1, dtype=np.float64) + float(alpha.sum())
     log_likelihood = x_log_x - float(x_log_r) - float(n_d @ np.log(lengths))

@@ -1,6 +1,8 @@
 """Latent Dirichlet allocation and Gamma-Poisson factorization by mean-field
 variational inference, in NMF form (paper 002, Alg. 5 and Alg. 7)."""
 
+import weakref
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln, psi
@@ -20,6 +22,7 @@ from ..kernels import (
     normalize_rows,
     positive_or_one,
     product_at_nonzeros,
+    ratio_log_sums,
 )
 from ._base import TopicModel
 from ._moves import cheapest_merge
@@ -552,7 +555,27 @@ class MAPModel(CVB0Model):
         eta = self.topic_word_prior
         T = np.subtract(H, H.dtype.type(eta), dtype=D.dtype)
         np.maximum(T, 0, out=T)
-        return map_sweep(X, D, T, alpha, eta)
+        return map_sweep(X, D, T, alpha, eta, x_log_x=self._x_log_x(X))
+
+    def __getstate__(self):
+        # The cache holds weak references (not picklable, nor worth
+        # shipping to a Dask worker): a copy starts without it.
+        state = dict(vars(self))
+        state.pop("_x_log_x_of", None)
+        return state
+
+    def _x_log_x(self, X):
+        """``sum x log x`` of ``X``'s stored entries, computed once per data
+        array: a fit sweeps the same rows hundreds of times (a model lives
+        for one fit; another array, a block read again, is computed anew)."""
+        known = vars(self).setdefault("_x_log_x_of", {})
+        key = id(X.data)
+        if key in known and known[key][0]() is X.data:
+            return known[key][1]
+        value = ratio_log_sums(X, X)[0]
+        known.clear()
+        known[key] = (weakref.ref(X.data), value)
+        return value
 
     def _doc_log_prior(self, W):
         """:math:`\\sum_{dk} \\alpha_k \\log \\theta_{dk}` at ``W = N_{dk} + alpha``."""
