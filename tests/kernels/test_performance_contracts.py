@@ -388,3 +388,25 @@ def test_row_ranges_share_the_data_and_give_the_same_products():
             assert np.shares_memory(part.indices, X.indices)
         assert_allclose((rows @ H.T), X[r0:r1] @ H.T, rtol=1e-13)
         assert_allclose((rows_t @ W[r0:r1]), X[r0:r1].T @ W[r0:r1], rtol=1e-13)
+
+
+def test_remembered_work_units_follow_the_array_and_its_contents():
+    from sklearn_topicfac.kernels import products
+
+    rng = np.random.default_rng(0)
+    lengths = np.sort(rng.integers(1, 30, size=300))
+    indptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
+    first = products.work_units(indptr, 5, 8)
+    assert first == products._work_units(indptr, 5, 8)
+    # The same array again: the very list remembered.
+    assert products.work_units(indptr, 5, 8) is first
+    # Changed in place (same object, other row offsets): split anew.
+    indptr[1:] = np.concatenate(([0], np.cumsum(lengths[::-1])))[1:]
+    again = products.work_units(indptr, 5, 8)
+    assert again is not first and again == products._work_units(indptr, 5, 8)
+    # An equal copy is another array: its own entry, the same units.
+    copy = indptr.copy()
+    assert products.work_units(copy, 5, 8) == again
+    # Other k or itemsize: other units.
+    assert products.work_units(indptr, 50, 8) == products._work_units(indptr, 50, 8)
+    assert len(products._UNITS) <= products._UNITS_KEPT
