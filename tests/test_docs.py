@@ -472,3 +472,18 @@ def test_no_public_docstring_carries_a_measured_figure():
     docs = _public_docstrings()
     found = {name: hits for name, doc in docs.items() if (hits := _figures(doc))}
     assert not found, f"move these figures to docs/*.md and point there: {found}"
+
+
+def test_the_readme_opens_with_an_example_that_runs(tmp_path, monkeypatch, capsys):
+    # The first Python block of the README, as a user pastes it: it fits,
+    # prints the topics and writes the report.
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "README.md").read_text()
+    example = re.findall(r"```python\n(.*?)```", text, re.S)[0]
+    assert len(example.strip().splitlines()) <= 12
+    assert text.index(example) < text.index("## The estimators")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example, "README.md", "exec"), {})
+    topics = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("topic")]
+    assert len(topics) == 3
+    assert (tmp_path / "classic3.html").stat().st_size > 10_000
