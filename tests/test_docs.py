@@ -484,6 +484,7 @@ def test_the_readme_opens_with_an_example_that_runs(tmp_path, monkeypatch, capsy
     assert text.index(example) < text.index("## The estimators")
     monkeypatch.chdir(tmp_path)
     exec(compile(example, "README.md", "exec"), {})
-    topics = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("topic")]
+    out = capsys.readouterr().out.splitlines()
+    topics = [line for line in out if line.startswith("topic")]
     assert len(topics) == 3
     assert (tmp_path / "classic3.html").stat().st_size > 10_000
