@@ -63,9 +63,7 @@ def main(argv=None):
         b = top_terms(second, vocabulary, n_top=5).terms[j]
         print(f"  first {i}: {' '.join(a)}  <->  second {j}: {' '.join(b)}")
 
-    stability = topic_stability(
-        first, X, n_runs=2 if args.quick else 5, random_state=0
-    )
+    stability = topic_stability(first, X, n_runs=2 if args.quick else 5, random_state=0)
     print("stability:", " ".join(f"{s:.3f}" for s in stability))
 
     four = KLNMF(n_components=4, init="random", random_state=0).fit(X)
