@@ -198,3 +198,21 @@ def test_accelerated_fold_in_reaches_em_fixed_point_per_document():
         done = np.abs(new - plain).mean(axis=1).max() < 1e-3
         plain, n_plain = new, n_plain + 1
     assert len(steps) < n_plain
+
+
+def test_a_rise_by_float32_rounding_is_said():
+    # One entry of 7e13 in float32, one topic: the objective is 0 in exact
+    # arithmetic, and the sweep's sums cancel to rounding noise of the
+    # terms' size; the fit ends at 0, above that noise, and says so.
+    import warnings
+
+    from sklearn_topicfac.engine.loop import ROUNDING
+
+    X = sp.csr_matrix(np.array([[0.0], [7e13], [0.0], [0.0]], dtype=np.float32))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = LDAVI(n_components=1, max_iter=20, random_state=477).fit(X)
+    h = est.loss_history_
+    assert (np.diff(h) > ROUNDING * abs(h[0])).any()
+    messages = [str(w.message) for w in caught if w.category is RuntimeWarning]
+    assert any("LDAVI (MAP): the objective rose" in m for m in messages), messages
