@@ -30,6 +30,17 @@ def lda_counts(n=150, m=60, k=4, seed=0, dtype=np.float64, max_length=300):
     return sp.csr_matrix(X)
 
 
+def collapsed_state(X, k, seed=0):
+    """Random collapsed counts for ``X``: ``N_dk`` (rows summing to the
+    documents' lengths) and ``N_kw``."""
+    rng = np.random.default_rng(seed)
+    n_d = np.asarray(X.sum(axis=1)).ravel()
+    D = rng.gamma(1.0, 1.0, (X.shape[0], k))
+    D = D / D.sum(axis=1, keepdims=True) * n_d[:, None]
+    T = rng.gamma(1.0, 1.0, (k, X.shape[1])) * 3
+    return D, T
+
+
 def low_rank_counts(n_samples=40, n_features=25, rank=3, mean_count=2.0, seed=0):
     """Dense Poisson counts from a planted non-negative rank-``rank`` model."""
     rng = np.random.default_rng(seed)

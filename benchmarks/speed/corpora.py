@@ -1,46 +1,25 @@
 """The benchmark corpora: generated LDA corpora and 20 Newsgroups counts."""
 
 import os
+import sys
 
 import numpy as np
 import scipy.sparse as sp
 
 from sklearn_topicfac.datasets import load_mat_corpus
 
+# The benchmarks' corpus registry lives one folder up.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from corpus_registry import lda_corpus as _lda_corpus  # noqa: E402
+
 # (n_docs, n_terms) of the generated corpora; 20 topics, ~150 words/document.
 SIZES = {"small": (10_000, 5_000), "large": (50_000, 20_000)}
 
 
 def lda_corpus(n_docs, n_terms, n_topics=20, doc_length=150, seed=0):
-    """Counts drawn from the LDA generative model, as a float64 CSR matrix.
-
-    ``theta_d ~ Dir(0.1)``, ``beta_k ~ Dir(0.05)``, document lengths
-    ``~ Poisson(doc_length)``; every word draws a topic from ``theta_d`` and a
-    term from that topic.  Deterministic for a given seed.
-    """
-    rng = np.random.default_rng(seed)
-    theta = rng.dirichlet(np.full(n_topics, 0.1), size=n_docs)
-    beta = rng.dirichlet(np.full(n_terms, 0.05), size=n_topics)
-    docs = np.repeat(np.arange(n_docs), rng.poisson(doc_length, size=n_docs))
-    cum_theta = np.cumsum(theta, axis=1)
-    cum_theta[:, -1] = 1.0
-    topics = np.empty(docs.size, dtype=np.int64)
-    step = 1 << 20
-    for a in range(0, docs.size, step):
-        d = docs[a : a + step]
-        topics[a : a + step] = (rng.random(d.size)[:, None] > cum_theta[d]).sum(1)
-    words = np.empty(docs.size, dtype=np.int64)
-    cum_beta = np.cumsum(beta, axis=1)
-    cum_beta[:, -1] = 1.0
-    for t in range(n_topics):
-        where = np.flatnonzero(topics == t)
-        draws = np.searchsorted(cum_beta[t], rng.random(where.size), side="right")
-        words[where] = np.minimum(draws, n_terms - 1)
-    X = sp.csr_matrix(
-        (np.ones(docs.size), (docs, words)), shape=(n_docs, n_terms), dtype=np.float64
-    )
-    X.sum_duplicates()
-    return X
+    """Counts drawn from the LDA generative model (the one generator of the
+    benchmarks, `corpus_registry.lda_corpus`), without their labels."""
+    return _lda_corpus(n_docs, n_terms, n_topics, doc_length, seed)[0]
 
 
 def generated(name):

@@ -459,8 +459,14 @@ class CVB0Model(LDAModel):
             # the first sweep assigns them under the start's topics from
             # the drawn proportions.
             D = normalize_rows(W.astype(X.dtype, copy=False))[0] * n_d[:, None]
-        D, counts, log_likelihood = self._sweep(X, D, H, exclude_words=warm)
-        return D + alpha, {"loss": -log_likelihood, "counts": counts}
+        new, counts, log_likelihood = self._sweep(X, D, H, exclude_words=warm)
+        loss = -log_likelihood - self._doc_log_prior(D + alpha)
+        return new + alpha, {"loss": loss, "counts": counts}
+
+    def _doc_log_prior(self, W):
+        """The documents' prior term of the objective at ``W``: none for
+        CVB0, whose objective is the log-likelihood alone."""
+        return 0.0
 
     def doc_loss(self, X, W, H):
         if W is None:
@@ -582,17 +588,6 @@ class MAPModel(CVB0Model):
         theta = normalize_rows(W)[0]
         np.maximum(theta, np.finfo(theta.dtype).tiny, out=theta)
         return float(np.log(theta).sum(axis=0, dtype=np.float64) @ self.doc_topic_prior)
-
-    def doc_step(self, X, W, H, warm):
-        alpha = self.doc_topic_prior.astype(X.dtype, copy=False)
-        n_d = np.asarray(X.sum(axis=1), dtype=X.dtype).ravel()
-        if warm:
-            D = np.maximum(W.astype(X.dtype, copy=False) - alpha, 0)
-        else:
-            D = normalize_rows(W.astype(X.dtype, copy=False))[0] * n_d[:, None]
-        new, counts, log_likelihood = self._sweep(X, D, H, exclude_words=warm)
-        loss = -log_likelihood - self._doc_log_prior(D + alpha)
-        return new + alpha, {"loss": loss, "counts": counts}
 
     def doc_loss(self, X, W, H):
         if W is None:

@@ -4,7 +4,7 @@ its fixed points, quality on rare words, float32, sparse = dense."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _corpora import lda_counts
+from _corpora import collapsed_state, lda_counts
 from numpy.testing import assert_allclose
 
 from sklearn_topicfac import LDAVI
@@ -31,12 +31,7 @@ def _dense_shares(X, D, T, alpha, eta, n_inner, exclude_words=True):
     return g
 
 
-def _state(X, k, seed=0):
-    rng = np.random.default_rng(seed)
-    n_d = np.asarray(X.sum(axis=1)).ravel()
-    D = normalize_rows(rng.gamma(1.0, 1.0, (X.shape[0], k)))[0] * n_d[:, None]
-    T = rng.gamma(1.0, 1.0, (k, X.shape[1])) * 3
-    return D, T
+_state = collapsed_state
 
 
 @pytest.mark.parametrize("n_inner", [0, 1, 3])

@@ -5,20 +5,14 @@ points, and the collapsed schedule it shares with CVB0."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _corpora import lda_counts
+from _corpora import collapsed_state, lda_counts
 from numpy.testing import assert_allclose
 
 from sklearn_topicfac import LDAVI
 from sklearn_topicfac.kernels import cvb0_sweep, map_sweep, normalize_rows
 from sklearn_topicfac.out_of_core import Blocks
 
-
-def _state(X, k, seed=0):
-    rng = np.random.default_rng(seed)
-    n_d = np.asarray(X.sum(axis=1)).ravel()
-    D = normalize_rows(rng.gamma(1.0, 1.0, (X.shape[0], k)))[0] * n_d[:, None]
-    T = rng.gamma(1.0, 1.0, (k, X.shape[1])) * 3
-    return D, T
+_state = collapsed_state
 
 
 def _map_objective(X, W, H, alpha, eta):
