@@ -17,7 +17,6 @@ import weakref
 import numba as nb
 import numpy as np
 
-from .. import _parallel
 from .._scale import _SMALLEST, _VANISHING_REST, AGAIN, CD_WORK, NEWTON_STEPS, rescaled
 from ._common import _JIT, _bounds, _limits, _on_parts, _sums
 from .divergence import _model_sums
@@ -278,7 +277,7 @@ def _sweep(X, W, H, y, steps, again, model):
     # kept the half-sweeps of corpora such as re0, tr11 and tr41 on one thread.
     work = X.nnz * k * CD_WORK // 2
     c = Ht.sum(axis=0)
-    parts = _parallel.N_THREADS * _CD_PARTS
+    parts = _CD_PARTS
     _on_parts(
         _cd_segments, _bounds(indptr, parts), work, indptr, indices, x, y, Ht,
         W_new, c, steps, again,

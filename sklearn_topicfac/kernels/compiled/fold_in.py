@@ -12,7 +12,6 @@ take small parts from a queue (`_E_STEP_PARTS_PER_THREAD`).
 import numba as nb
 import numpy as np
 
-from .. import _parallel
 from ._common import _E_STEP_PARTS_PER_THREAD, _JIT, _bounds, _limits, _on_parts
 
 
@@ -64,7 +63,7 @@ def mu_fold_in(X, H, W, max_iter, tol):
     h = H.sum(axis=1).astype(dtype)
     h_sum = np.where(h > 0, h, 1).astype(dtype)
     tiny, big = _limits(dtype)
-    bounds = _bounds(X.indptr, _parallel.N_THREADS * _E_STEP_PARTS_PER_THREAD)
+    bounds = _bounds(X.indptr, _E_STEP_PARTS_PER_THREAD)
     _on_parts(
         _fold_in, bounds, X.nnz * W.shape[1] * max_iter,
         X.indptr, X.indices, X.data, Ht, h, h_sum, W, max_iter, tol, tiny, big,

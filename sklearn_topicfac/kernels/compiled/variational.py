@@ -12,7 +12,6 @@ digamma function is computed here (`_digamma`): numba cannot call SciPy's.
 import numba as nb
 import numpy as np
 
-from .. import _parallel
 from ._common import _E_STEP_PARTS_PER_THREAD, _JIT, _bounds, _on_parts
 
 
@@ -112,7 +111,7 @@ def lda_e_step(X, gamma, B, alpha, max_iter, tol):
     y = np.empty(X.nnz, dtype=dtype)
     if X.shape[0] == 0:
         return gamma, y
-    bounds = _bounds(X.indptr, _parallel.N_THREADS * _E_STEP_PARTS_PER_THREAD)
+    bounds = _bounds(X.indptr, _E_STEP_PARTS_PER_THREAD)
     _on_parts(
         _e_step, bounds, X.nnz * k * max_iter,
         X.indptr, X.indices, X.data, Bt, alpha, gamma, y, max_iter, tol * k,
