@@ -1,12 +1,18 @@
 """The runner on a Dask cluster: blocks and their document factors on the workers.
 
-Each row block is validated and kept on a worker together with its own
-document factor.  One iteration sends the topics (``k x n_features``) to
-every worker, runs each block's document step where the block lives, sums
-the blocks' topic statistics on each worker, and brings one sum per worker
-back to the client, which updates the topics.  Communication per iteration
-is therefore ``O(k x n_features)`` per worker, independent of the number of
-documents.
+Each row chunk of the dask array is validated where it is read, and the
+rows are cut into the corpus's canonical chunks (`sources.chunk_sizes`, at
+most 256), each kept on a worker together with its own document factor.
+One iteration sends the topics (``k x n_features``) to every worker, runs
+each chunk's document step where the chunk lives, and adds the chunks'
+topic statistics up on the workers in the fixed tree of `runners.TreeSum`
+(the same additions in the same order as in one process, so the fit is the
+same bits whatever the array's chunks or the workers' placement); the sum
+comes back to the client, which updates the topics.  Consecutive chunks
+live on the same worker, so a sum's tree moves about one partial sum per
+worker and level (at most ``log2(256) = 8`` levels): communication per
+iteration is ``O(k x n_features)`` per worker and level, independent of the
+number of documents beyond 256 chunks.
 
 Surviving the loss of a worker: a block's data is recomputed from the dask
 array's graph, and a block's document factor is either replicated (every
@@ -17,6 +23,7 @@ of those iterations are kept until the next checkpoint).
 Dask is an optional dependency, imported only when a dask array is fitted.
 """
 
+import operator
 from operator import attrgetter, getitem
 
 import numpy as np
@@ -34,8 +41,16 @@ from .runners import (
     start_task,
     stats_nbytes,
     sum_stats,
+    tree_sum,
 )
-from .sources import Blocks, prepare_block, unreadable_block
+from .sources import (
+    Blocks,
+    assemble_chunk,
+    chunk_sizes,
+    overlapping,
+    unreadable_block,
+    validate_block,
+)
 
 # A fit retries an iteration this many times after losing workers.
 _MAX_RECOVERIES = 3
@@ -182,19 +197,45 @@ class DaskRunner:
         self.iteration = 0
         self.n_recoveries = 0
         self.n_bytes = []
-        bounds = np.concatenate([[0], np.cumsum(self.sizes)]).tolist()
+        # The dask array's row chunks are validated where they are read, then
+        # cut into the corpus's canonical chunks (`sources.chunk_sizes`): the
+        # blocks of the fit, the same whatever the array's chunks.
+        read = [int(c) for c in X.chunks[0]]
+        bounds = np.concatenate([[0], np.cumsum(read)]).tolist()
         raw = client.compute(list(X.to_delayed().ravel()))
         m = self.shape[1]
-        self.blocks = [
-            client.submit(prepare_block, r, self.dtype, m, a, b, i)
+        valid = [
+            client.submit(validate_block, r, self.dtype, m, a, b, i)
             for i, (r, a, b) in enumerate(
                 zip(raw, bounds[:-1], bounds[1:], strict=True)
             )
         ]
-        _check_read(raw, self.blocks, self.sizes, X.name)
-        # Only the prepared blocks are kept: the raw ones are released (a lost
-        # prepared block is recomputed from the dask array's graph).
-        del raw
+        _check_read(raw, valid, read, X.name)
+        self.sizes = chunk_sizes(self.shape[0])
+        # Consecutive chunks on the same worker: the low levels of the sums'
+        # tree (`_tree`) then add chunks held by one worker, and only about
+        # one partial sum per worker and level crosses the network.
+        workers = self._workers()
+        self.homes = [
+            workers[i * len(workers) // len(self.sizes)] for i in range(len(self.sizes))
+        ]
+        self.blocks = []
+        for (start, stop), home in zip(_ranges(self.sizes), self.homes, strict=True):
+            held = overlapping(start, stop, bounds)
+            self.blocks.append(
+                client.submit(
+                    assemble_chunk,
+                    start,
+                    stop,
+                    [bounds[i] for i in held],
+                    *(valid[i] for i in held),
+                    workers=[home],
+                    allow_other_workers=True,
+                )
+            )
+        # Only the chunks are kept: the raw and validated blocks are released
+        # (a lost chunk is recomputed from the dask array's graph).
+        del raw, valid
 
     def describe(self):
         return f"{len(self.sizes)} blocks on {len(self._workers())} workers"
@@ -202,30 +243,34 @@ class DaskRunner:
     def _workers(self):
         return list(self.client.nthreads())
 
-    def _by_worker(self, futures):
-        """Futures grouped by the worker holding their block."""
-        where = self.client.who_has(self.blocks)
-        groups = {}
-        for block, future in zip(self.blocks, futures, strict=True):
-            holders = where.get(block.key) or ("any",)
-            groups.setdefault(holders[0], []).append(future)
-        return groups
+    def _tree(self, futures, add):
+        """``futures`` (one per chunk) added up on the cluster in `TreeSum`'s
+        fixed tree: the same sums in the same order as `LocalRunner`,
+        wherever they run.  Each sum runs where its left part is; returns
+        the total and how many parts crossed to another worker (or here).
+        """
+        moved = [1]  # the total, to the client
+
+        def submit(a, b):
+            (left, home), (right, other) = a, b
+            moved[0] += home != other
+            future = self.client.submit(
+                add, left, right, pure=False, workers=[home], allow_other_workers=True
+            )
+            return future, home
+
+        total = tree_sum(zip(futures, self.homes, strict=True), submit)[0]
+        return self.client.gather(total), moved[0]
 
     def _reduce(self, futures):
-        """Sum statistics on each worker, then the workers' sums here."""
-        partials = []
-        for worker, group in self._by_worker(futures).items():
-            # Where the blocks are, if that worker is still there.
-            kwargs = {}
-            if worker != "any":
-                kwargs = {"workers": [worker], "allow_other_workers": True}
-            partials.append(self.client.submit(sum_stats, *group, pure=False, **kwargs))
-        parts = self.client.gather(partials)
-        return sum_stats(*parts), parts
+        """The statistics summed over the chunks (`_tree`), and what the sums
+        moved: one copy of the statistics per part that crossed workers."""
+        total, moved = self._tree(futures, sum_stats)
+        return total, [total] * moved
 
     def total(self):
         totals = [self.client.submit(attrgetter("total"), b) for b in self.blocks]
-        return float(sum(self.client.gather(totals)))
+        return float(self._tree(totals, operator.add)[0])
 
     def _put(self, A):
         """``A`` on the cluster as the result of a task, not scattered data.
@@ -247,12 +292,11 @@ class DaskRunner:
 
     def col_product(self, Y):
         """``X.T @ Y``: a product per block with its rows of ``Y``, summed."""
-        bounds = np.concatenate([[0], np.cumsum(self.sizes)])
         parts = [
             self.client.submit(_col_product, b, Y[start:stop], pure=False)
-            for b, start, stop in zip(self.blocks, bounds[:-1], bounds[1:], strict=True)
+            for b, (start, stop) in zip(self.blocks, _ranges(self.sizes), strict=True)
         ]
-        return sum(self.client.gather(parts))
+        return self._tree(parts, operator.add)[0]
 
     def matrix(self):
         return LocalRunner.matrix(self)
@@ -459,6 +503,12 @@ class DaskRunner:
         # Dropping the futures releases their data on the workers (cancelling
         # futures that share keys trips an assertion in the scheduler).
         self.states = self.blocks = self._saved = self._log = None
+
+
+def _ranges(sizes):
+    """``(first row, end)`` of consecutive blocks of ``sizes`` rows."""
+    bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
 
 
 def _row_product(block, Q):

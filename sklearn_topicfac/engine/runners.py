@@ -18,6 +18,8 @@ products of X with dense matrices of a randomized SVD) and the gathering of
 per-block results that split-merge moves need.
 """
 
+import operator
+
 import numpy as np
 
 from ..kernels import flush_subnormal
@@ -98,6 +100,46 @@ def sum_stats(*parts):
     return total
 
 
+class TreeSum:
+    """Parts added up in one fixed tree over their index, fed one at a time.
+
+    Part ``i`` of ``n`` always meets the same partners in the same order:
+    pairs ``(0, 1), (2, 3), ...``, then pairs of those pairs, and so on, the
+    parts left over added from the right at the end.  Floating-point
+    addition is not associative, so this is what makes a sum over row
+    blocks the same bits in one process and on a cluster, where ``add``
+    submits the pair's sum as a task (any worker may run it, the tree stays
+    the same).  Holds at most ``log2(n)`` partial sums.
+    """
+
+    def __init__(self, add):
+        self.add = add
+        self.stack = []
+
+    def push(self, part):
+        level = 0
+        while self.stack and self.stack[-1][0] == level:
+            part = self.add(self.stack.pop()[1], part)
+            level += 1
+        self.stack.append((level, part))
+
+    def result(self):
+        if not self.stack:
+            raise ValueError("TreeSum of no parts")
+        total = self.stack.pop()[1]
+        while self.stack:
+            total = self.add(self.stack.pop()[1], total)
+        return total
+
+
+def tree_sum(parts, add=operator.add):
+    """The sum of ``parts`` in `TreeSum`'s fixed tree."""
+    tree = TreeSum(add)
+    for part in parts:
+        tree.push(part)
+    return tree.result()
+
+
 def stats_nbytes(stats):
     return sum(getattr(v, "nbytes", 8) for v in stats.values())
 
@@ -127,7 +169,7 @@ class LocalRunner:
     # ----------------------------------------------------------- starts
     def total(self):
         """The sum of X."""
-        return sum(block.total for block in self._blocks())
+        return tree_sum(block.total for block in self._blocks())
 
     def row_product(self, Q):
         """``X @ Q`` (rows in input order)."""
@@ -135,11 +177,10 @@ class LocalRunner:
 
     def col_product(self, Y):
         """``X.T @ Y``, summed over the blocks."""
-        total = None
-        for block in self._blocks():
-            part = block.X.T @ block.sort(Y[block.start : block.stop])
-            total = part if total is None else total + part
-        return total
+        return tree_sum(
+            block.X.T @ block.sort(Y[block.start : block.stop])
+            for block in self._blocks()
+        )
 
     def matrix(self):
         """The whole of X, for starts that need it at once (K-means)."""
@@ -158,20 +199,21 @@ class LocalRunner:
     # ------------------------------------------------------- iterations
     def step(self, model, H, scale, warm):
         """Every block's document step; the statistics summed over blocks."""
-        total = None
+        total = TreeSum(sum_stats)
         for i, block in enumerate(self._blocks()):
             W = self.states[i]
             self.states[i], stats = doc_task(model, block, W, H, scale, warm)
-            total = stats if total is None else sum_stats(total, stats)
-        return total
+            total.push(stats)
+        return total.result()
 
     def check(self, model, H, check):
         """Every block's `check_task`, summed over blocks."""
-        return sum_stats(
-            *(
+        return tree_sum(
+            (
                 check_task(model, block, W, H, check)
                 for block, W in zip(self._blocks(), self.states, strict=True)
-            )
+            ),
+            sum_stats,
         )
 
     def online_epoch(self, model, carry, schedule, n_total):
@@ -196,7 +238,7 @@ class LocalRunner:
             strict=True,
         )
         self.states = list(self.states)
-        return sum_stats(*parts)
+        return tree_sum(parts, sum_stats)
 
     def map_states(self, model, H_raw):
         """Map every block's ``W`` by ``model.prepare_start(W, H_raw)``."""

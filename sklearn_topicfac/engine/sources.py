@@ -5,6 +5,13 @@ sorted by length (which batches the sampled products), each knowing where
 its rows lie in the corpus.  `InMemory` is a whole matrix as one block;
 `Blocks` reads a corpus that does not fit in memory block by block, once per
 pass; the Dask runner (`engine.dask`) keeps the blocks on the workers.
+
+Block-wise, the prepared blocks are the corpus's *canonical chunks*
+(`chunk_sizes`): row ranges fixed by the number of documents alone, cut
+from whatever blocks the source gives (`canonical_chunks`).  Every sum over
+documents is added chunk by chunk in one fixed order (`runners.TreeSum`),
+so a block-wise fit gives the same bits whatever the partition of the rows
+into blocks, in one process or on a cluster.
 """
 
 import inspect
@@ -44,8 +51,84 @@ class PreparedBlock:
         return A if self.order is None else A[self.order]
 
 
-def prepare_block(X, dtype, n_features, start, stop, index):
-    """Validate a raw block and make it a `PreparedBlock`.
+# Canonical chunks: at least `MIN_CHUNK_ROWS` documents each, and at most
+# `MAX_CHUNKS` of them (larger chunks for larger corpora).  A chunk is the
+# unit of work of a block-wise fit (one task on a cluster) and what one
+# process holds of the corpus at a time out of core.
+MIN_CHUNK_ROWS = 2048
+MAX_CHUNKS = 256
+
+
+def chunk_sizes(n_samples):
+    """Rows of each canonical chunk of a corpus of ``n_samples`` documents.
+
+    A function of ``n_samples`` alone: any partition of the same rows into
+    blocks is cut into the same chunks.
+    """
+    rows = max(MIN_CHUNK_ROWS, -(-n_samples // MAX_CHUNKS))
+    return [min(rows, n_samples - start) for start in range(0, n_samples, rows)]
+
+
+def prepared(X, start):
+    """A validated CSR block of the rows from ``start`` as a `PreparedBlock`."""
+    order = length_order(X)
+    if order is not None:
+        X = X[order]
+    return PreparedBlock(X, order, start, start + X.shape[0])
+
+
+def canonical_chunks(blocks, sizes):
+    """The rows of validated CSR ``blocks`` (in order) cut into chunks of
+    ``sizes`` rows: `PreparedBlock` after `PreparedBlock`.
+
+    Holds at most one chunk and one block at a time.  A block that is a
+    chunk already is used as it is.
+    """
+    sizes = iter(sizes)
+    target = next(sizes, 0)
+    pieces, held, start = [], 0, 0
+    for X in blocks:
+        while X.shape[0]:
+            take = min(target - held, X.shape[0])
+            if take == X.shape[0]:
+                pieces.append(X)
+                X = X[:0]
+            else:
+                pieces.append(X[:take])
+                X = X[take:]
+            held += take
+            if held == target:
+                chunk = pieces[0] if len(pieces) == 1 else sp.vstack(pieces, "csr")
+                pieces, held = [], 0
+                yield prepared(chunk, start)
+                start += target
+                target = next(sizes, 0)
+
+
+def assemble_chunk(start, stop, starts, *blocks):
+    """The canonical chunk of rows ``start`` to ``stop`` (a `PreparedBlock`)
+    from the validated CSR ``blocks`` that overlap it, whose first rows are
+    ``starts`` (the Dask runner builds each chunk on a worker this way)."""
+    pieces = [
+        X[max(start - a, 0) : min(stop - a, X.shape[0])]
+        for a, X in zip(starts, blocks, strict=True)
+    ]
+    chunk = pieces[0] if len(pieces) == 1 else sp.vstack(pieces, "csr")
+    return prepared(chunk, start)
+
+
+def overlapping(start, stop, bounds):
+    """Indices of the blocks (first rows ``bounds[:-1]``, ends ``bounds[1:]``)
+    that hold rows between ``start`` and ``stop``."""
+    return [
+        i
+        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))
+        if a < stop and b > start and b > a
+    ]
+
+
+def validate_block(X, dtype, n_features, start, stop, index):
+    """A raw block validated and converted to CSR (rows in input order).
 
     Raises a ``ValueError`` naming the block (its index and rows) for a
     block of the wrong shape, with negative values, NaN or infinity, or
@@ -62,11 +145,12 @@ def prepare_block(X, dtype, n_features, start, stop, index):
             "every block must hold its rows with all the columns."
         )
     check_data_values(X.data if hasattr(X, "tocsr") else X, where)
-    X = to_csr(X)
-    order = length_order(X)
-    if order is not None:
-        X = X[order]
-    return PreparedBlock(X, order, start, stop)
+    return to_csr(X)
+
+
+def prepare_block(X, dtype, n_features, start, stop, index):
+    """Validate a raw block (`validate_block`) and make it a `PreparedBlock`."""
+    return prepared(validate_block(X, dtype, n_features, start, stop, index), start)
 
 
 def unreadable_block(index, start, source, exc):
@@ -129,7 +213,11 @@ class Blocks:
           over the data (e.g. a function reading files one by one); it must
           give the same blocks every time.
     block_size : int, default=10_000
-        Rows per block when ``source`` is sliced.
+        Rows per block when ``source`` is sliced.  How the rows are split
+        into blocks changes nothing in a fit: the blocks are cut into the
+        corpus's canonical chunks (a few thousand rows each, at most 256
+        chunks, fixed by the number of rows alone), so two partitions of the
+        same rows give the same fit, bit for bit.
     dtype : {np.float64, np.float32}, default=None
         Dtype of the fit.  By default float32 when the (first) block is
         float32, else float64 -- as for an in-memory ``fit``.
@@ -160,8 +248,10 @@ class Blocks:
         sizes, n_features, first_dtype = self._survey()
         if not sizes:
             raise ValueError("The source gave no blocks: there is nothing to fit.")
-        self.sizes = sizes
+        # The source's blocks as read, and the canonical chunks a fit runs on.
+        self.block_sizes = sizes
         self.shape = (int(sum(sizes)), n_features)
+        self.sizes = chunk_sizes(self.shape[0])
         if dtype is None:
             dtype = np.float32 if first_dtype == np.float32 else np.float64
         if np.dtype(dtype) not in (np.float32, np.float64):
@@ -233,29 +323,33 @@ class Blocks:
         return sizes, n_features, dtype
 
     def prepared_blocks(self):
-        """Validated CSR blocks (`PreparedBlock`), rows sorted by length."""
+        """The canonical chunks (`PreparedBlock`), rows sorted by length."""
+        return canonical_chunks(self._validated_blocks(), self.sizes)
+
+    def _validated_blocks(self):
+        """The source's blocks, validated, as CSR (rows in input order)."""
         start = 0
         count = 0
         for i, _, raw in self._read_blocks():
-            if i >= len(self.sizes):
+            if i >= len(self.block_sizes):
                 raise ValueError(
                     "The source gave more blocks than on its first pass; it must "
                     "give the same blocks on every pass."
                 )
-            stop = start + self.sizes[i]
+            stop = start + self.block_sizes[i]
             if not sp.issparse(raw):
                 raw = np.asarray(raw)
-            yield prepare_block(raw, self.dtype, self.shape[1], start, stop, i)
+            yield validate_block(raw, self.dtype, self.shape[1], start, stop, i)
             start = stop
             count += 1
-        if count != len(self.sizes):
+        if count != len(self.block_sizes):
             raise ValueError(
-                f"The source gave {count} blocks, {len(self.sizes)} on its first "
-                "pass; it must give the same blocks on every pass."
+                f"The source gave {count} blocks, {len(self.block_sizes)} on its "
+                "first pass; it must give the same blocks on every pass."
             )
 
     def __repr__(self):
         return (
-            f"Blocks(shape={self.shape}, n_blocks={len(self.sizes)}, "
+            f"Blocks(shape={self.shape}, n_blocks={len(self.block_sizes)}, "
             f"dtype={self.dtype.name})"
         )

@@ -4,6 +4,7 @@ The cluster (2 worker processes on loopback) is started once for the module.
 Dask is in the test extra, so these tests run wherever the tests do.
 """
 
+import math
 import os
 import signal
 import time
@@ -17,6 +18,7 @@ import scipy.sparse as sp
 from _corpora import BLOCK_READERS, block_files, planted_counts
 from _estimators import (
     BY_NAME,
+    REGISTRY,
     estimator_variants,
     estimators_with,
     runs_block_by_block,
@@ -38,10 +40,11 @@ from sklearn_topicfac import (
 )
 from sklearn_topicfac._config import with_config
 from sklearn_topicfac.distributed import fit_dask
-from sklearn_topicfac.engine import Start
+from sklearn_topicfac.engine import Start, sources
 from sklearn_topicfac.engine.dask import DaskData, runner_for
 from sklearn_topicfac.engine.iterations import start
 from sklearn_topicfac.models import LDAModel, NormalizedNMFModel
+from sklearn_topicfac.out_of_core import Blocks
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -61,6 +64,13 @@ def client():
     yield client
     client.close()
     cluster.close()
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch):
+    # The corpora here have a few hundred documents: canonical chunks of 64
+    # rows spread each over both workers, as a large corpus would be.
+    monkeypatch.setattr(sources, "MIN_CHUNK_ROWS", 64)
 
 
 def _corpus(n=400, m=60, seed=0):
@@ -182,12 +192,21 @@ def test_communication_does_not_grow_with_the_documents(client):
     for n in (200, 2000):
         model = PLSI(**kw).fit(_dask(_corpus(n=n), rows=n // 4))
         k, m = model.components_.shape
-        # Per worker, whatever the number of documents: the topics out and
-        # their gain and curvature (2 k x m) back, then the Newton
-        # proposal out and one number per term back (diagonal Newton's two
-        # passes).
-        # (And the scale of W, k numbers to each of the 4 blocks.)
-        bound = n_workers * 8 * (4 * k * m + m + k + 3) + 4 * 8 * k
+        n_chunks = len(sources.chunk_sizes(n))
+        # Per iteration: the topics out to each worker, then the Newton
+        # proposal out (diagonal Newton's two passes); back, the partial
+        # sums of the chunks' statistics that cross workers in the sums'
+        # tree -- consecutive chunks share a worker, so about one per worker
+        # and level of the tree, log2(chunks) levels (at most 8) -- and the
+        # totals to the client: the gain and curvature (2 k x m), one number
+        # per term.  (And the scale of W, k numbers to each chunk.)
+        levels = math.ceil(math.log2(n_chunks))
+        crossings = 1 + (n_workers - 1) * levels
+        bound = (
+            n_workers * 8 * (k * m + m + 3)
+            + crossings * 8 * (2 * k * m + m + 3 + 3)
+            + n_chunks * 8 * k
+        )
         assert np.all(model.n_bytes_per_iteration_ <= bound)
         assert np.all(model.n_bytes_per_iteration_ >= 8 * k * m * n_workers)
 
@@ -323,9 +342,12 @@ def test_dask_ml_incremental_runs_partial_fit_per_block(client):
     assert_allclose(wrapped.estimator_.components_, manual.components_, rtol=1e-10)
 
 
-def test_online_epochs_on_the_cluster_equal_those_in_memory(client):
-    # One online engine on every runner: the epochs visit the blocks in
-    # order, the topics passed from block to block on the workers.
+def test_online_epochs_on_the_cluster_equal_those_in_memory(client, monkeypatch):
+    # One online engine on every runner: the epochs visit the chunks in
+    # order, the topics passed from chunk to chunk on the workers.  Chunks
+    # whose rows are a multiple of the mini-batch visit the same mini-batches
+    # as the matrix in memory.
+    monkeypatch.setattr(sources, "MIN_CHUNK_ROWS", 50)
     X = _corpus(n=200)
     params = dict(n_components=3, learning_method="online", batch_size=25)
     params.update(max_iter=4, random_state=0)
@@ -376,3 +398,20 @@ def test_checkpoint_and_replay_rebuild_the_document_factors_exactly(
     for a, b in zip(direct, client.gather(runner.states), strict=True):
         assert_allclose(a, b, rtol=1e-12)
     runner.close()
+
+
+@pytest.mark.parametrize(
+    "spec", [spec for spec in REGISTRY if spec.blockwise], ids=repr
+)
+def test_cluster_fits_of_two_chunkings_are_the_same_bits(client, spec):
+    # The chunks' statistics are added in one fixed tree, wherever the
+    # chunks and the sums run: two chunkings of the dask array, and the
+    # same rows read block by block in this process, give the same bits.
+    X = _corpus()
+    kw = dict(n_components=4, random_state=0)
+    fits = [
+        fit_dask(spec.cls(**kw), _dask(X, rows=rows)).components_ for rows in (90, 137)
+    ]
+    here = spec.cls(**kw).fit(Blocks(X, block_size=50)).components_
+    assert np.array_equal(fits[0], fits[1])
+    assert np.array_equal(fits[0], here)
