@@ -23,6 +23,7 @@ from sklearn.cluster import KMeans
 from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import svd_flip
+from threadpoolctl import threadpool_limits
 
 from .._validation import check_factor, check_start_arguments
 from ..kernels import normalize_rows
@@ -144,7 +145,17 @@ def randomized_svd(runner, k, random_state, n_oversamples=10):
     so the SVD of a corpus on Dask or on disk is that of the corpus in
     memory up to the rounding of those sums.  The thin matrices (``n x
     (k + 10)``) are held here, like the document factor.
+
+    Its dense LU, QR and SVD run on one BLAS thread: LAPACK's blocked
+    factorizations round differently on different numbers of threads, and
+    a start is where such a difference would grow into another fit.  (They
+    are of ``n x (k + 10)`` matrices: one thread costs little.)
     """
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _randomized_svd(runner, k, random_state, n_oversamples)
+
+
+def _randomized_svd(runner, k, random_state, n_oversamples):
     n, m = runner.shape
     rng = check_random_state(random_state)
     size = k + n_oversamples

@@ -9,6 +9,7 @@ from sklearn.base import _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import validate_data
+from threadpoolctl import threadpool_limits
 
 from .._docstrings import fill_doc
 from .._validation import (
@@ -506,8 +507,13 @@ class SimplexPLSA(TopicEstimator):
         self._check_memory(X, q)
         _warn_if_counts(X)
         dtype = X.dtype
-        simplex_map = SimplexMap().fit(X, q, self.random_state)
-        P = simplex_map.points(X).astype(dtype)
+        # The SVD and the rotation on one BLAS thread: LAPACK's blocked
+        # factorizations round differently on different numbers of threads,
+        # and the enclosing simplex amplifies it; on one thread the same
+        # random_state gives the same bits on every machine.
+        with threadpool_limits(limits=1, user_api="blas"):
+            simplex_map = SimplexMap().fit(X, q, self.random_state)
+            P = simplex_map.points(X).astype(dtype)
         if self.inner_model is None:
             plsa = PLSI(
                 n_components=self.n_components,
@@ -530,7 +536,7 @@ class SimplexPLSA(TopicEstimator):
         for w in caught:
             # Said in this estimator's name: its max_iter and tol are the ones.
             warn(f"{type(self).__name__}, PLSA step: {w.message}", w.category)
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore"), threadpool_limits(1, user_api="blas"):
             vertices = plsa.topic_word_distributions()
             components = simplex_map.from_simplex(vertices).astype(dtype)
         if not np.all(np.isfinite(components)):
