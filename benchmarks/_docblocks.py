@@ -14,16 +14,49 @@ The block is :func:`render` of the JSON, a pure function of it, so
 ``tests/test_docs.py`` re-renders every block from its JSON and asserts the
 page holds exactly that: a number edited by hand in the page, or a JSON file
 changed without re-rendering, fails the test.  See benchmarks/README.md.
+
+Parameters and the defaults a block claims.  A block may record the
+estimators it ran and say which of them ran at their defaults; three
+optional header fields, never rendered into the page except ``history``:
+
+* ``"estimators"``: ``{label: {"class": "package.Class", "params": {...}}}``,
+  one entry per estimator the block measured, under the label its tables
+  use ("LDAVI", "sklearn NMF"): the class's public import path and every
+  parameter of ``get_params(deep=False)``, made JSON-safe by
+  :func:`estimator_params` (a nested estimator is recorded the same way);
+* ``"at_defaults"``: ``{label: [parameter, ...]}``, the claim: the block
+  presents these estimators as fitted at their defaults, except for the
+  parameters listed, which the run set on purpose (``n_components``,
+  ``random_state``, a peer's ``beta_loss``...).  :func:`stale_defaults`
+  (run by ``tests/test_doc_staleness.py``) compares every other recorded
+  parameter with today's ``Class().get_params()``: a default changed since
+  the run, a parameter added or removed, or a claim without recorded
+  parameters is reported;
+* ``"history"``: for a block made at the defaults of its time that are not
+  today's, what differs (rendered as ``history: ...`` in the block's
+  opening comment).  It claims nothing and is not checked against today.
+
+(``"estimators_source"``, where present, says how parameters recorded after
+the run were obtained.)  The check compares parameter values: a value that
+stays while what it does changes (``solver="auto"`` choosing another
+solver) is not seen, and its blocks are marked history by hand.
+
+A block whose name or prose presents it as run at the defaults
+(:func:`presents_defaults`) must carry ``at_defaults`` or ``history``
+(:func:`unclassified_default_blocks`).
 """
 
+import importlib
 import io
 import json
+import math
 import os
 import platform
 import re
 import shlex
 import subprocess
 import sys
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -70,6 +103,8 @@ def header(data):
     ]
     if data.get("note"):
         fields.append(f"note: {data['note']}")
+    if data.get("history"):
+        fields.append(f"history: {data['history']}")
     text = "; ".join(fields)
     if "-->" in text or "\n" in text:
         raise ValueError("a header field holds '-->' or a newline")
@@ -188,13 +223,30 @@ def replace_block(page_text, data):
     return page_text.rstrip("\n") + "\n\n" + rendered + "\n"
 
 
-def write_block(name, page, command, parts, *, note=None, meta=None, data_dir=DATA):
+def write_block(
+    name,
+    page,
+    command,
+    parts,
+    *,
+    note=None,
+    meta=None,
+    estimators=None,
+    at_defaults=None,
+    history=None,
+    data_dir=DATA,
+):
     """Write ``data_dir/NAME.json`` and the block ``name`` into ``page``.
 
     ``page`` is relative to the repository root (``"docs/x.md"``) or absolute
     (inside the repository; created holding only the block if missing);
     ``command`` reproduces the block; ``parts`` as in the module docstring;
     ``meta`` overrides the provenance (for numbers imported from a past run).
+    ``estimators`` maps the labels of the block's tables to the estimators
+    that ran (instances, or what :func:`estimator_params` recorded of them,
+    e.g. in a child process); ``at_defaults`` maps the labels presented as
+    fitted at their defaults to the parameters the run set on purpose;
+    ``history`` says which of the block's defaults are no longer today's.
     """
     if not _NAME.match(name):
         raise ValueError(f"block name {name!r}: use lower case, digits and '_'")
@@ -207,10 +259,26 @@ def write_block(name, page, command, parts, *, note=None, meta=None, data_dir=DA
         "command": command,
         **provenance(),
         **(meta or {}),
-        "parts": parts,
     }
+    if estimators:
+        data["estimators"] = {
+            label: est if _is_record(est) else estimator_params(est)
+            for label, est in estimators.items()
+        }
+    if at_defaults:
+        data["at_defaults"] = {
+            label: sorted(varied) for label, varied in at_defaults.items()
+        }
+    if history:
+        data["history"] = history
+    data["parts"] = parts
     if note:
         data["note"] = note
+    problems = defaults_problems(f"{name}.json", data)
+    if problems:
+        # The block is written all the same (a long run is not lost); the
+        # test of the docs will fail until the claim or the run is fixed.
+        warnings.warn("; ".join(problems), stacklevel=2)
     text = page.read_text(encoding="utf-8") if page.exists() else ""
     rendered_page = replace_block(text, data).lstrip("\n")
     Path(data_dir).mkdir(parents=True, exist_ok=True)
@@ -220,6 +288,168 @@ def write_block(name, page, command, parts, *, note=None, meta=None, data_dir=DA
     )
     page.write_text(rendered_page, encoding="utf-8")
     return path
+
+
+# ------------------------------------------- parameters and claimed defaults
+def class_path(cls):
+    """The shortest public import path of ``cls`` (``"sklearn.decomposition.NMF"``
+    rather than its defining module's ``sklearn.decomposition._nmf``)."""
+    parts = cls.__module__.split(".")
+    for end in range(1, len(parts) + 1):
+        module = sys.modules.get(".".join(parts[:end]))
+        if module is not None and getattr(module, cls.__qualname__, None) is cls:
+            return f"{'.'.join(parts[:end])}.{cls.__qualname__}"
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def json_safe(value):
+    """``value`` as plain JSON, the same way for a past run and for today.
+
+    Numbers, strings, booleans and None stay; NumPy scalars and arrays become
+    Python numbers and lists, tuples lists; a non-finite float becomes
+    ``{"float": "nan"}``; an estimator its :func:`estimator_params`; a class
+    or function ``{"object": "module.name"}``; anything else
+    ``{"repr": repr(value)}``.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        value = float(value)  # a NumPy float64 is a float too
+        return value if math.isfinite(value) else {"float": repr(value)}
+    if hasattr(value, "get_params") and not isinstance(value, type):
+        return estimator_params(value)
+    if hasattr(value, "tolist") and not isinstance(value, type):
+        return json_safe(value.tolist())
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, type) or callable(value):
+        name = getattr(value, "__qualname__", getattr(value, "__name__", None))
+        if name is not None:
+            return {"object": f"{getattr(value, '__module__', '?')}.{name}"}
+    return {"repr": repr(value)}
+
+
+def estimator_params(estimator):
+    """What a block records of an estimator it ran: its class's import path
+    and every parameter (``get_params(deep=False)``), JSON-safe."""
+    params = estimator.get_params(deep=False)
+    return {
+        "class": class_path(type(estimator)),
+        "params": {key: json_safe(params[key]) for key in sorted(params)},
+    }
+
+
+def _is_record(value):
+    return isinstance(value, dict) and set(value) == {"class", "params"}
+
+
+def _load_class(path):
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def _shown(name, value):
+    return f"{name}={value!r}"
+
+
+def defaults_problems(label, data):
+    """What is wrong with the defaults ``data`` (one block's JSON) claims:
+    each claimed estimator's recorded parameters against today's defaults
+    (empty: nothing).  ``label`` names the block in the messages."""
+    claims = data.get("at_defaults")
+    if claims is None:
+        return []
+    if not isinstance(claims, dict) or not claims:
+        return [
+            f"{label}: at_defaults must map the labels of the estimators "
+            f"presented at their defaults to the parameters set on purpose, "
+            f"not {claims!r}"
+        ]
+    problems = []
+    if data.get("history"):
+        problems.append(f"{label}: claims today's defaults and is marked history")
+    recorded = data.get("estimators") or {}
+    for name, varied in sorted(claims.items()):
+        entry = recorded.get(name)
+        if not _is_record(entry) or not isinstance(entry["params"], dict):
+            problems.append(
+                f"{label}: presents {name} at its defaults but records no "
+                f"parameters (estimators[{name!r}] with its class and params)"
+            )
+            continue
+        try:
+            cls = _load_class(entry["class"])
+            today = json.loads(json.dumps(json_safe(cls().get_params(deep=False))))
+        except Exception as error:  # noqa: BLE001 - reported, not raised
+            problems.append(
+                f"{label}: {name}'s class {entry['class']} cannot be built "
+                f"today ({type(error).__name__}: {error})"
+            )
+            continue
+        ran = entry["params"]
+        for parameter in sorted(set(varied) - set(today)):
+            problems.append(
+                f"{label}: {name} lists {parameter!r} as set on purpose, "
+                f"but {entry['class']} has no such parameter"
+            )
+        for parameter in sorted((set(ran) | set(today)) - set(varied)):
+            where = f"{label}: {name} ({entry['class']}) at its defaults"
+            if parameter not in ran:
+                problems.append(
+                    f"{where} records no {parameter!r}; today's default is "
+                    f"{_shown(parameter, today[parameter])}"
+                )
+            elif parameter not in today:
+                problems.append(
+                    f"{where} ran {_shown(parameter, ran[parameter])}, a "
+                    "parameter it no longer has"
+                )
+            elif ran[parameter] != today[parameter]:
+                problems.append(
+                    f"{where} ran {_shown(parameter, ran[parameter])}; today's "
+                    f"default is {_shown(parameter, today[parameter])}"
+                )
+    return problems
+
+
+def stale_defaults(repo_root=REPO_ROOT):
+    """Every problem of the defaults the blocks of ``repo_root/docs/_data``
+    claim (:func:`defaults_problems`); empty: every claim holds today."""
+    problems = []
+    for path in sorted((Path(repo_root) / "docs" / "_data").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        problems += defaults_problems(path.name, data)
+    return problems
+
+
+# A block presented as run at the defaults: its name says "default", or its
+# prose does ("at its defaults", "k = number of classes; defaults.",
+# "Default install", "default fits").
+_PRESENTS_DEFAULTS = re.compile(
+    r"\bat (?:its|their|the) defaults\b|\bdefaults\.|\bdefault (?:install|fits?)\b",
+    re.IGNORECASE,
+)
+
+
+def presents_defaults(data):
+    """Whether a block's name or prose presents it as run at the defaults."""
+    prose = " ".join(part["text"] for part in data["parts"] if "text" in part)
+    return "default" in data["name"] or bool(_PRESENTS_DEFAULTS.search(prose))
+
+
+def unclassified_default_blocks(repo_root=REPO_ROOT):
+    """The blocks presented as run at the defaults that neither claim today's
+    (``at_defaults``) nor say they are history (``history``)."""
+    found = []
+    for path in sorted((Path(repo_root) / "docs" / "_data").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if presents_defaults(data) and not (
+            data.get("at_defaults") or data.get("history")
+        ):
+            found.append(path.name)
+    return found
 
 
 class _Tee(io.TextIOBase):
@@ -265,18 +495,19 @@ def printed_tables(text):
     return "\n\n".join(chunks)
 
 
-def write_doc(name, markdown, page):
+def write_doc(name, markdown, page, **fields):
     """What a benchmark's ``--write-doc NAME`` does: ``markdown`` as block NAME.
 
     The block goes to the page that already holds it (the ``page`` of
     ``docs/_data/NAME.json``), else to ``page``; its command is the command
-    line that ran the benchmark.
+    line that ran the benchmark.  ``fields``: ``estimators``, ``at_defaults``,
+    ``history``, ``note``, as for :func:`write_block`.
     """
     existing = DATA / f"{name}.json"
     if existing.exists():
         page = json.loads(existing.read_text(encoding="utf-8"))["page"]
     parts = parts_from_markdown(markdown)
-    path = write_block(name, page, command_line(), parts, data_dir=DATA)
+    path = write_block(name, page, command_line(), parts, data_dir=DATA, **fields)
     print(f"wrote block {name} into {page} ({path.relative_to(REPO_ROOT)})")
     return path
 

@@ -44,8 +44,14 @@ import warnings
 
 import harness
 import numpy as np
+from _docblocks import estimator_params
 
 TASKS = {}
+# The parameters of the estimators each table ran (recorded by the fitting
+# process, the wheel's own), by label: written with the table's block.
+RAN = {}
+# What the runs set on purpose; everything else is the estimator's default.
+VARIED = {"sklearn NMF": ["beta_loss", "n_components", "random_state", "solver"]}
 
 
 def task(function):
@@ -94,6 +100,7 @@ def fit(corpus, method, seed):
         "seconds": seconds,
         "accuracy": float(accuracy),
         "n_iter": int(getattr(est, "n_iter_", 0)),
+        "params": estimator_params(est),
     }
 
 
@@ -109,7 +116,11 @@ def peer_objective(corpus, seed):
         start = time.perf_counter()
         W = est.fit_transform(X)
         seconds = time.perf_counter() - start
-    return {"seconds": seconds, "objective": _kl(X, W, est.components_)}
+    return {
+        "seconds": seconds,
+        "objective": _kl(X, W, est.components_),
+        "params": estimator_params(est),
+    }
 
 
 @task
@@ -143,6 +154,7 @@ def time_to_objective(corpus, method, seed, target):
         "seconds": seconds,
         "reached": reached[0] if reached else float("nan"),
         "objective": final,
+        "params": estimator_params(est),
     }
 
 
@@ -183,6 +195,7 @@ def transform(corpus, method, seed):
         "seconds": seconds,
         "docs_per_second": test.shape[0] / seconds,
         "completion": float(log_lik / n_words),
+        "params": estimator_params(est),
     }
 
 
@@ -215,6 +228,7 @@ def _fits(corpora, seed, repeats, python, methods=None):
                 python=python,
             )
             r = rows[corpus, method]
+            RAN.setdefault(method, r["params"])
             print(f"  {corpus} {method}: {r['seconds']:.2f} s, acc {r['accuracy']:.3f}")
     return rows
 
@@ -267,6 +281,8 @@ def quality_table(corpora, seed, repeats, python):
             _repeats(corpus, repeats),
             python=python,
         )
+        RAN.setdefault("sklearn NMF", peer["params"])
+        RAN.setdefault("KLNMF", ours["params"])
         ratio = peer["seconds"] / ours["reached"]
         worst = min(worst, ratio)
         out.append(
@@ -321,6 +337,8 @@ def transform_table(corpora, seed, python):
             )
             for m in TRANSFORM_METHODS
         }
+        for m, r in results.items():
+            RAN.setdefault(m, r["params"])
         peer = results["sklearn LDA"]
         for m in TRANSFORM_METHODS[:-1]:
             r = results[m]
@@ -400,6 +418,7 @@ def main(argv=None):
 
     def emit(name, table):
         _emit(name, table, args, backend, where)
+        RAN.clear()
 
     if "fits" in args.tables:
         rows = _fits(args.corpora, args.seed, args.repeats, args.python)
@@ -442,6 +461,10 @@ def _emit(name, table, args, backend, where):
             "docs/performance.md",
             command_line(),
             [{"text": text}, table],
+            estimators=RAN,
+            at_defaults={
+                m: VARIED.get(m, ["n_components", "random_state"]) for m in RAN
+            },
         )
 
 

@@ -24,12 +24,17 @@ import warnings
 
 import numpy as np
 import real_text as rt
+from _docblocks import estimator_params
 from corpus_registry import TUNING, VALIDATION
 
 import sklearn_topicfac as tf
 from sklearn_topicfac.metrics import clustering_accuracy
 
 REFERENCES = {"tomotopy": rt._tomotopy(), "PLSI": rt._ours(tf.PLSI)}
+# The estimators the block ran, by label (the references' PLSI as cached),
+# and the parameters every run sets.
+RAN = {}
+VARIED = ["n_components", "random_state"]
 
 
 def references(path, corpus, X, y, k, seeds):
@@ -45,9 +50,16 @@ def references(path, corpus, X, y, k, seeds):
                 perplexity = rt.held_out_perplexity(fit, X, k, seed)
             accuracy = clustering_accuracy(y, np.asarray(theta).argmax(axis=1))
             refs[key] = [perplexity, float(accuracy)]
+            if name == "PLSI":  # its parameters, to claim its defaults
+                refs[key].append(estimator_params(tf.PLSI(k, random_state=seed)))
             with open(path, "w") as f:
                 json.dump(refs, f)
     return refs
+
+
+def _fixed(record):
+    """The recorded parameters a run did not set (all but k and the seed)."""
+    return {p: v for p, v in record["params"].items() if p not in VARIED}
 
 
 def candidate(corpus, X, y, k, seeds, refs):
@@ -57,6 +69,7 @@ def candidate(corpus, X, y, k, seeds, refs):
             warnings.simplefilter("ignore")
             start = time.perf_counter()
             est = tf.LDAVI(n_components=k, random_state=seed).fit(X)
+            RAN.setdefault("LDAVI", est)
             seconds = time.perf_counter() - start
             accuracy = clustering_accuracy(y, est.transform(X).argmax(axis=1))
             perplexity = rt.held_out_perplexity(rt._ours(tf.LDAVI), X, k, seed)
@@ -64,6 +77,12 @@ def candidate(corpus, X, y, k, seeds, refs):
             refs[f"{corpus}|{seed}|tomotopy"],
             refs[f"{corpus}|{seed}|PLSI"],
         )
+        # PLSI is claimed at its defaults only if every reference used
+        # recorded the same parameters (a cache from older code does not).
+        plsi_params = plsi[2] if len(plsi) > 2 else None
+        seen = RAN.setdefault("PLSI", plsi_params)
+        if None in (seen, plsi_params) or _fixed(seen) != _fixed(plsi_params):
+            RAN["PLSI"] = None
         rows.append(
             (
                 perplexity / min(tomotopy[0], plsi[0]),
@@ -113,11 +132,14 @@ def main(argv=None):
             f"LDAVI at its defaults (MAP), seeds {args.seeds}, each seed against "
             "the same seed's references; means over the seeds.\n\n"
         )
+        ran = {label: est for label, est in RAN.items() if est is not None}
         write_block(
             name,
             "docs/lda_defaults.md",
             command_line(),
             parts_from_markdown(intro + text),
+            estimators=ran,
+            at_defaults={label: VARIED for label in ran},
         )
 
 

@@ -80,10 +80,21 @@ CORPORA = SHARED
 def _ours(Estimator):
     def fit(X, k, seed):
         est = Estimator(n_components=k, random_state=seed).fit(X)
+        if fit.label:
+            RAN.setdefault(fit.label, est)
         phi = est.topic_word_distributions()
         return est.topic_proportions(X), phi, est.topic_proportions
 
+    # What the method sets on purpose; its other parameters are defaults.
+    fit.varied = ["n_components", "random_state", *getattr(Estimator, "keywords", {})]
+    fit.label = None  # methods() names it
     return fit
+
+
+# The package's estimators each method label ran (the first fit of each),
+# written with the block: those labels are claimed at their defaults but
+# for the parameters their ``fit.varied`` lists.
+RAN = {}
 
 
 def _sklearn_nmf(X, k, seed):
@@ -226,7 +237,19 @@ def methods():
         out["tomotopy LDA 1/k"] = _tomotopy()
     except ImportError:
         pass
+    for name, fit in out.items():
+        if hasattr(fit, "varied"):
+            fit.label = name
     return out
+
+
+def ran_at_defaults():
+    """``estimators`` and ``at_defaults`` of a block, from the fits run."""
+    varied = {name: getattr(fit, "varied", None) for name, fit in methods().items()}
+    return {
+        "estimators": dict(RAN),
+        "at_defaults": {label: varied[label] for label in RAN},
+    }
 
 
 # The same-protocol held-out perplexity (issue 26): only the fitted topics
@@ -486,7 +509,7 @@ def main(argv=None):
 
         write_block(
             args.block, "docs/lda_defaults.md", command_line(argv),
-            parts_from_markdown(text),
+            parts_from_markdown(text), **ran_at_defaults(),
         )  # fmt: skip
     if args.out:
         args.out.write_text(text)
@@ -495,7 +518,7 @@ def main(argv=None):
     if args.write_doc:
         from _docblocks import write_doc
 
-        write_doc(args.write_doc, text, "docs/real_text.md")
+        write_doc(args.write_doc, text, "docs/real_text.md", **ran_at_defaults())
 
 
 if __name__ == "__main__":

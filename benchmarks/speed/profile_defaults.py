@@ -31,7 +31,7 @@ sys.path.insert(0, REPO)
 
 import corpora  # noqa: E402
 import numpy as np  # noqa: E402
-from sklearn.decomposition import NMF, LatentDirichletAllocation  # noqa: E402
+from defaults import VARIED, made  # noqa: E402
 from sklearn.decomposition._nmf import _initialize_nmf  # noqa: E402
 
 import sklearn_topicfac as tf  # noqa: E402
@@ -45,14 +45,14 @@ def _sklearn_nmf(X):
     _initialize_nmf(X, K, init="nndsvda", random_state=0)
     init = time.perf_counter() - start
     start = time.perf_counter()
-    est = NMF(K, beta_loss="kullback-leibler", solver="mu", random_state=0).fit(X)
+    est = made("scikit-learn NMF (KL, mu)").fit(X)
     total = time.perf_counter() - start
     return {"start": init, "loop": total - init, "rest": 0.0, "n_iter": est.n_iter_}
 
 
 def _sklearn_lda(X):
     start = time.perf_counter()
-    est = LatentDirichletAllocation(K, random_state=0).fit(X)
+    est = made("scikit-learn LDA").fit(X)
     total = time.perf_counter() - start
     return {"start": 0.0, "loop": total, "rest": 0.0, "n_iter": est.n_iter_}
 
@@ -64,7 +64,7 @@ def _ours(name, backend):
         def record(info):
             seen.append((time.perf_counter(), info))
 
-        est = getattr(tf, name)(K, random_state=0)
+        est = made(name)
         with tf.config_context(backend=backend), tf.fit_callback(record):
             start = time.perf_counter()
             est.fit(X)
@@ -164,10 +164,15 @@ def main(argv=None):
     print_profile(rows)
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
     if args.write_doc:
+        ran = {r["runner"]: made(r["runner"]) for r in rows}
         _docblocks.write_doc(
             args.write_doc,
             _docblocks.printed_tables(printed.copy.getvalue()),
             "docs/performance.md",
+            estimators=ran,
+            at_defaults={
+                r: ["n_components", "random_state", *VARIED.get(r, [])] for r in ran
+            },
         )
 
 
