@@ -28,11 +28,11 @@ objective that 10 times more iterations reach is measured in
 max_iter : int or "auto", default="auto"
     Maximum number of iterations of the fit.  ``"auto"``: 1000 where the
     fit runs coordinate descent or diagonal Newton (``solver_`` ``"cd"``
-    or ``"dn"``, in memory), whose fits on real corpora end by ``tol``
-    within that; else 200 (scikit-learn's ``NMF``'s), where more
-    multiplicative or EM iterations would cost time without ending the fit
-    by ``tol`` on real text (``docs/real_text.md``, "Does a default fit end
-    converged?").
+    or ``"dn"``, the default; in memory and block by block alike), whose
+    fits on real corpora end by ``tol`` within that; else 200
+    (scikit-learn's ``NMF``'s), where more multiplicative or EM iterations
+    would cost time without ending the fit by ``tol`` on real text
+    (``docs/real_text.md``, "Does a default fit end converged?").
     ``transform``'s fold-in runs at most ``max_iter`` sweeps (``"auto"``:
     200).""",
     "restarts": """\
@@ -82,7 +82,8 @@ feature_names_in_ : ndarray of shape (n_features_in_,)
     Names of features seen during fit, when ``X`` has string column names.""",
     "kl_history": """\
 loss_history_ : ndarray of shape (n_iter_ + 1,)
-    Objective at the start and after every iteration; never rises.  A
+    Objective at the start and after every iteration; it does not rise
+    (beyond rounding).  A
     split-merge move kept counts as one iteration, to the objective its
     trial reached (the trials' own iterations are in
     ``split_merge_moves_``).

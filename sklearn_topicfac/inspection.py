@@ -844,8 +844,8 @@ def document_topics(model, X):
     :class:`~sklearn_topicfac.SimplexPLSA`, whose weights lie on the simplex
     already), after the pipeline's preprocessing: a fitted pipeline and raw
     documents, or an estimator and counts.  The same documents always give
-    the same numbers, so a model saved with joblib and loaded again
-    reproduces them exactly.
+    the same numbers, so a model saved with :func:`~sklearn_topicfac.save`
+    and loaded again reproduces them exactly.
 
     Parameters
     ----------

@@ -3,14 +3,14 @@
 A model file is a `skops <https://skops.readthedocs.io>`_ file: a zip
 archive of the estimator's state as JSON and NumPy arrays.  Loading it
 rebuilds only types on a trusted list -- the package's estimators (and the
-small objects they hold), scikit-learn's estimators (a ``CountVectorizer``
-or ``Pipeline`` in front of the model, as ``topicfac --save-model``
-writes) and NumPy's types -- and refuses a file that names any other type,
-before building anything.  A pickle (what ``joblib.dump`` writes, and what
-``topicfac --save-model`` wrote before) can run any code while it is read,
-so it loads only when the caller says it trusts the file
-(``trust_pickle=True``); pickles of models saved before the package's
-modules were reorganized load too.
+small objects they hold), the scikit-learn steps ``topicfac --save-model``
+puts in front of a model (``Pipeline``, ``CountVectorizer``, a column
+selection) and NumPy's types -- and refuses a file that names any other
+type, such as another scikit-learn estimator, before building anything.
+A pickle (what ``joblib.dump`` writes, and what ``topicfac --save-model``
+wrote before) can run any code while it is read, so it loads only when the
+caller says it trusts the file (``trust_pickle=True``); pickles of models
+saved before the package's modules were reorganized load too.
 """
 
 import bz2
@@ -143,7 +143,11 @@ def save(estimator, path):
     """Write a fitted estimator (or a pipeline ending in one) to a model file.
 
     The file is a skops file, which :func:`load` reads back without running
-    code from the file.  It also records the version of sklearn-topicfac
+    code from the file.  :func:`load` builds only the package's estimators
+    and the steps ``topicfac --save-model`` puts in front of them (a
+    ``Pipeline``, a ``CountVectorizer``, a column selection): a pipeline
+    with other steps (a ``TfidfTransformer``, say) is written but refused
+    when loaded.  It also records the version of sklearn-topicfac
     that wrote it and the model's :func:`stamp` (:func:`read_stamp` reads
     it back).
 

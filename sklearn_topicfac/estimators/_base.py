@@ -539,8 +539,8 @@ class TopicFactorization(TopicEstimator):
             cluster), from the same start, with the same solver and to the
             same model as in memory (up to the order in which sums over
             the documents are added); a solver that needs every document
-            at once (``"cd"``, ``"squarem"``) is refused there with an
-            error naming those that can run.
+            at once (``"cd"``, ``"squarem"``, JointNMF's ``"dn"``) is
+            refused there with an error naming those that can run.
         {{ignored_y}}
         W : array-like of shape (n_samples, n_components), default=None
             Start for the document factor, used only with ``init='custom'``.
@@ -613,8 +613,10 @@ class TopicFactorization(TopicEstimator):
 
         - :class:`PLSI`, :class:`LDAVI`, :class:`HybridNMFPLSI` (and
           :class:`JointNMF` with ``normalize="both"``): the topic proportions
-          :math:`P(z \\mid d)`, rows summing to one (LDAVI: the mean of the
-          variational Dirichlet);
+          :math:`P(z \\mid d)`, rows summing to one (LDAVI: the normalized
+          expected topic counts plus pseudo-counts of its default MAP (or
+          CVB0) fold-in, the mean of the variational Dirichlet with
+          ``inference="vb"``);
         - :class:`KLNMF`: the weights :math:`W` of :math:`X \\approx W H`
           with :math:`H` (``components_``) as fitted, unnormalized: a row
           weighted by the topics' totals sums to the document's number of
@@ -641,9 +643,10 @@ class TopicFactorization(TopicEstimator):
             topic proportions...).  ``False`` gives the fold-in before it
             is normalized or rescaled, as scikit-learn's
             ``LatentDirichletAllocation.transform(normalize=False)`` does:
-            for LDAVI and GammaPoissonVI the variational parameters of the
-            documents' topic weights (LDAVI's Dirichlet :math:`\\gamma`,
-            scikit-learn's unnormalized output; GammaPoissonVI's Gamma
+            for LDAVI and GammaPoissonVI the documents' unnormalized topic
+            weights (LDAVI's expected topic counts plus pseudo-counts for MAP
+            and CVB0, its Dirichlet :math:`\\gamma` for VB, scikit-learn's
+            unnormalized output; GammaPoissonVI's Gamma
             shapes :math:`a`, whose normalized rows are LDAVI's
             proportions), for the others the count-scale document factor
             ``W`` with ``W @ components_`` estimating ``X``: the expected

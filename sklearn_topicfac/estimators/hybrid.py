@@ -37,9 +37,14 @@ class HybridNMFPLSI(TopicFactorization):
     Each phase reuses :class:`KLNMF`'s or :class:`PLSI`'s own update steps;
     switching phase only rescales the factors (``W H`` unchanged), so the
     objective is continuous across phase boundaries and never rises from
-    phase to phase.  ``phase_losses_`` records it after every phase: each
+    phase to phase.  ``phase_losses_`` records it after every phase: with
+    the paper's algorithms (``nmf_solver="mu", plsi_solver="em"``) each
     drop after the first phase is a jump out of the previous algorithm's
-    local minimum.
+    local minimum.  The default solvers run diagonal Newton in both
+    phases, and PLSI's diagonal Newton iterations give KL-NMF's ``W H``
+    (see :class:`PLSI`): there a later phase continues the same iterations
+    past the previous phase's stopping rule, rather than switching
+    algorithm.
 
     ``transform`` folds new documents in with ``P(w|z)`` fixed and returns
     ``P(z|d)``, exactly as :class:`PLSI` does.

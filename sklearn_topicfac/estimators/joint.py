@@ -75,11 +75,13 @@ class JointNMF(StepwiseEM, TopicFactorization):
         the same solver.  The joint update stays the default: it is the
         algorithm of paper 002; on real text it crawls as PLSI's EM does,
         and ``"cd"`` / ``"dn"`` (PLSI's defaults, ``docs/real_text.md``)
-        end such fits by ``tol``.  Block-wise fits and ``partial_fit``
-        run ``"joint"`` whatever it is.
-    init : {"random", "nndsvda", "custom"} or None, default=None
-        Start; a custom ``(W, H)`` is rescaled so that the rows of ``H`` (and,
-        for ``"both"``, of ``W``) sum to one.
+        end such fits by ``tol``.  Only ``"joint"`` runs block by block
+        (out-of-core, Dask); the others need every document at once and
+        are refused there.  ``partial_fit`` runs stepwise EM of the joint
+        update whatever ``solver`` is.
+    init : {"random", "nndsvda", "kmeans", "custom"} or None, default=None
+        Start, as for :class:`KLNMF`; a custom ``(W, H)`` is rescaled so
+        that the rows of ``H`` (and, for ``"both"``, of ``W``) sum to one.
     max_iter : int or "auto", default="auto"
         Maximum number of iterations (and fold-in sweeps in ``transform``).
         ``"auto"``: 1000 for ``"cd"`` and ``"dn"``, else 200 (and 200
@@ -112,7 +114,7 @@ class JointNMF(StepwiseEM, TopicFactorization):
     See Also
     --------
     KLNMF : alternating updates, two ratios per iteration.
-    PLSI : Hofmann's EM, equal to ``JointNMF(normalize="components")``.
+    PLSI : its ``solver="em"`` iterates are ``JointNMF(normalize="components")``'s.
 
     Examples
     --------

@@ -1,4 +1,5 @@
-"""KL-NMF by coordinate descent or multiplicative updates, plain and L1-normalized."""
+"""KL-NMF by diagonal Newton, coordinate descent or multiplicative updates,
+plain and L1-normalized."""
 
 from numbers import Integral
 
@@ -22,8 +23,8 @@ class KLNMF(StepwiseEM, TopicFactorization):
         D(X \\| WH) = \\sum_{ij} X_{ij} \\log \\frac{X_{ij}}{(WH)_{ij}}
                      - X_{ij} + (WH)_{ij}
 
-    by one of three solvers (by default coordinate descent where its sweep
-    runs compiled, else diagonal Newton).  ``solver="cd"`` is cyclic
+    by one of three solvers (by default diagonal Newton, ``solver="dn"``,
+    with numba or without and wherever the data are).  ``solver="cd"`` is cyclic
     coordinate descent with scalar Newton steps (Hsieh & Dhillon, 2011): one
     iteration updates the columns of ``W`` one after the other, then the
     rows of ``H``, each entry by the projected Newton step of its convex
@@ -62,9 +63,11 @@ class KLNMF(StepwiseEM, TopicFactorization):
     All three evaluate ``W H`` only at the stored non-zeros of ``X``: an
     iteration costs O(nnz * n_components).  With ``"mu"`` the row (resp.
     column) sums of ``W H`` equal those of ``X`` after each half-step.
-    Coordinate descent and diagonal Newton need every document at once for
-    their topic updates: block-wise fits (out-of-core, Dask) and
-    ``partial_fit`` use ``"mu"``.
+    Coordinate descent needs every document at once for its topic updates,
+    so block-wise fits (out-of-core, Dask) refuse it; diagonal Newton and
+    the multiplicative updates run block by block to the in-memory result
+    (up to the order of sums).  ``partial_fit`` runs stepwise EM of the
+    multiplicative updates whatever ``solver`` is.
 
     Parameters
     ----------
@@ -86,11 +89,12 @@ class KLNMF(StepwiseEM, TopicFactorization):
         ``"mu"`` fit usually stops at ``max_iter`` with a
         ``ConvergenceWarning`` (``docs/real_text.md``, "Does a default fit
         end converged?").
-    init : {"random", "nndsvda", "custom"} or None, default=None
+    init : {"random", "nndsvda", "kmeans", "custom"} or None, default=None
         Start of the iterations.  ``None`` uses ``"nndsvda"`` (a non-negative
         SVD start, deterministic up to ``random_state``) when
         ``n_components <= min(n_samples, n_features)``, else ``"random"``.
-        ``"custom"`` takes ``W`` and ``H`` passed to ``fit``.
+        ``"kmeans"`` is :class:`HybridNMFPLSI`'s smoothed K-means start (in
+        memory only).  ``"custom"`` takes ``W`` and ``H`` passed to ``fit``.
     {{auto_max_iter}}
     tol : float, default=1e-4
         {{stopping}}
@@ -121,7 +125,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
     See Also
     --------
     NormalizedNMF : the same iterates, with factors rescaled to probabilities.
-    PLSI : Hofmann's EM for the same objective.
+    PLSI : the same objective in probabilities ``P(z)``, ``P(d|z)``, ``P(w|z)``.
 
     Examples
     --------
@@ -201,7 +205,8 @@ class NormalizedNMF(KLNMF):
 
     Multiplicative KL updates are scale-equivariant, so from the same start
     the product ``D diag(s) C`` equals :class:`KLNMF`'s ``W H`` after every
-    iteration, up to rounding (tested); so are the coordinate Newton steps.
+    iteration, up to rounding (tested); so are the coordinate and diagonal
+    Newton steps (the default solver).
     That answers the open problem (10) of Zhang, Ding & Tang: normalizing
     the factors never changes the solution *value* ``W H``, only how it is
     split into factors.  PLSI can
@@ -218,7 +223,7 @@ class NormalizedNMF(KLNMF):
         As for :class:`KLNMF`; the factors are normalized after each whole
         coordinate-descent or diagonal Newton iteration (after each
         half-step with ``"mu"``).
-    init : {"random", "nndsvda", "custom"} or None, default=None
+    init : {"random", "nndsvda", "kmeans", "custom"} or None, default=None
         Start, as for :class:`KLNMF`; a custom ``(W, H)`` is rescaled into the
         normalized form without changing ``W H``.
     {{auto_max_iter}}

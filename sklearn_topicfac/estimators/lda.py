@@ -1,5 +1,6 @@
-"""Latent Dirichlet allocation and Gamma-Poisson factorization by mean-field
-variational inference, in NMF form."""
+"""Latent Dirichlet allocation (MAP by EM, CVB0 or mean-field variational
+inference) and Gamma-Poisson factorization (mean-field variational
+inference), in NMF form."""
 
 import copy
 import warnings
@@ -169,10 +170,14 @@ class _Variational(TopicFactorization):
         sum of the per-document terms plus the topics' term
         :math:`-\\sum_k \\mathrm{KL}(\\mathrm{Dir}(\\lambda_k) \\|
         \\mathrm{Dir}(\\eta))` (zero for point-estimate topics): the value of
-        scikit-learn's ``LatentDirichletAllocation.score``, and of
-        ``-loss_`` on the training data.  Higher is better.  It is a sum,
-        not a per-word average, and charges the topics' term to whatever is
-        evaluated: use :meth:`score` to compare models on held-out data.
+        scikit-learn's ``LatentDirichletAllocation.score``, and on the
+        training data at most ``-loss_``.  For LDAVI's MAP and CVB0 fits
+        (its default is MAP) it is no bound but minus their objective
+        (the log posterior, the log-likelihood) at the folded-in
+        documents; see LDAVI's ``inference``.  Higher is better.  It is a
+        sum, not a per-word average, and charges the topics' term to
+        whatever is evaluated: use :meth:`score` to compare models on
+        held-out data.
 
         Parameters
         ----------
@@ -245,21 +250,22 @@ def _warn_if_cvb0_rose(history, inference="cvb0"):
 
 @fill_doc
 class LDAVI(_Variational):
-    """Latent Dirichlet allocation by variational inference, NMF form.
+    """Latent Dirichlet allocation in NMF form: MAP by EM, CVB0 or mean-field VB.
 
     The model (Blei, Ng & Jordan, 2003): each document draws topic
     proportions :math:`\\theta_d \\sim \\mathrm{Dir}(\\alpha)`, each topic is
     a distribution over terms :math:`\\beta_k \\sim \\mathrm{Dir}(\\eta)`, and
     each word picks a topic from :math:`\\theta_d` and a term from that
-    topic.  By default (``inference="auto"``) the fit is zero-order
-    collapsed variational inference, CVB0, wherever it runs -- batch
-    learning with a prior on the topics -- (see ``inference``): it
-    integrates :math:`\\theta` and :math:`\\beta` out and keeps expected
-    counts, so its topics :math:`N_{kw} + \\eta` carry no
-    :math:`\\exp\\psi` shrinkage of rare terms.  ``inference="vb"`` is the
+    topic.  By default (``inference="auto"``) batch learning with a prior
+    on the topics fits the maximum a posteriori topics and proportions by
+    EM on the expected counts (``inference="map"``; see ``inference``):
+    its topics :math:`N_{kw} + \\eta` carry no :math:`\\exp\\psi`
+    shrinkage of rare terms.  ``inference="cvb0"`` is zero-order collapsed
+    variational inference, the former default.  ``inference="vb"`` is the
     mean-field variational Bayes of scikit-learn's
-    ``LatentDirichletAllocation`` (online learning and point-estimate topics
-    always run it), described now.  With
+    ``LatentDirichletAllocation`` (online learning, :meth:`partial_fit`
+    and point-estimate topics always run it), described in the rest of
+    this section.  With
     :math:`q(\\theta_d) = \\mathrm{Dir}(\\gamma_d)` and
     :math:`q(\\beta_k) = \\mathrm{Dir}(\\lambda_k)`, the fit maximizes the
     evidence lower bound
@@ -284,7 +290,7 @@ class LDAVI(_Variational):
         (R B^T), \\qquad
         \\text{M-step: } \\lambda \\leftarrow \\eta + B \\odot (\\Theta^T R).
 
-    The E-step runs on all documents at once: each sweep is one sampled
+    VB's E-step runs on all documents at once: each sweep is one sampled
     product and one sparse-dense product over the still-active documents; a
     document leaves the active set when the mean absolute change of its
     :math:`\\gamma_d` falls below ``mean_change_tol``.  With
@@ -292,10 +298,11 @@ class LDAVI(_Variational):
     (Alg. 5 exactly): :math:`B = \\beta` and
     :math:`\\beta \\leftarrow \\mathrm{normalize\\_rows}(B \\odot \\Theta^T R)`.
 
-    Every E-step -- in ``fit``, ``partial_fit``, ``transform``, ``bound``,
-    ``score`` -- starts from the same deterministic point, :math:`\\gamma = 1`, the
-    start of scikit-learn's ``transform``, except the very first one, on the
-    random start topics: those are all nearly uniform, the symmetric start
+    With ``inference="vb"``, every E-step -- in ``fit``, ``partial_fit``,
+    ``transform``, ``bound``, ``score`` -- starts from the same
+    deterministic point, :math:`\\gamma = 1`, the start of scikit-learn's
+    ``transform``, except the very first one, on the random start topics:
+    those are all nearly uniform, the symmetric start
     would keep every document almost evenly spread over them, so it starts
     from scikit-learn's random draw instead (as all of scikit-learn's
     training E-steps do).  In training, a document whose previous
@@ -305,7 +312,7 @@ class LDAVI(_Variational):
     after ``t`` epochs, :math:`-\\mathcal{L}(\\gamma_t, \\lambda_t)`.  Two
     consequences:
 
-    - **The bound of batch learning never goes down** (unlike
+    - **The bound of batch VB never goes down** (unlike
       scikit-learn's, its issue #6777), whatever the E-step's stopping rule:
       the M-step maximizes :math:`\\mathcal{L}(\\gamma_t, \\cdot)`, so
       :math:`\\mathcal{L}(\\gamma_t, \\lambda_{t+1}) \\ge
@@ -328,23 +335,23 @@ class LDAVI(_Variational):
       bound per epoch (about one sweep) and the sweeps of the documents
       switched (both measured in ``docs/lda.md``).
 
-    :meth:`bound` folds every document in from all ones (as ``transform``):
-    on the training data it is at most ``-loss_``, and equal where no
-    document kept its previous :math:`\\gamma`.
+    With VB, :meth:`bound` folds every document in from all ones (as
+    ``transform``): on the training data it is at most ``-loss_``, and
+    equal where no document kept its previous :math:`\\gamma`.
 
     :meth:`score` and :meth:`perplexity` are the held-out
     document-completion log-likelihood per word that every estimator of the
     package shares (see ``_BaseTopicModel.score``): each document's tokens
-    are split by binomial thinning, the E-step runs on one half, and the
-    other half is scored under the posterior mean mixture
-    :math:`P(w \\mid d) = \\mathbb{E}[\\theta_d] \\, \\mathbb{E}[\\beta]`.
+    are split by binomial thinning, ``transform``'s fold-in runs on one
+    half, and the other half is scored under the mixture
+    :math:`P(w \\mid d) = \\hat\\theta_d \\, \\mathbb{E}[\\beta]`.
     It chooses ``n_components`` with ``GridSearchCV``, and, being a per-word
     average of per-document terms, does not explode on small held-out sets
     as scikit-learn's bound-based perplexity does (its issue #20032: the
     topics' term of the bound, of size O(n_components * n_features), is
-    divided by the evaluated words).  :meth:`bound` returns the evidence
-    lower bound, scikit-learn's ``score``.  From the same topics this
-    estimator's E-step, sufficient statistics, bound and M-step are
+    divided by the evaluated words).  With VB, :meth:`bound` returns the
+    evidence lower bound, scikit-learn's ``score``, and from the same topics
+    this estimator's E-step, sufficient statistics, bound and M-step are
     scikit-learn's (tested).
 
     Parameters
@@ -374,7 +381,9 @@ default=None
     learning_offset : float >= 1, default=10.0
         :math:`\\tau_0`; down-weights the early mini-batches.
     max_iter : int, default=100
-        Maximum number of epochs (passes over the training data) of ``fit``.
+        Maximum number of epochs (passes over the training data) of ``fit``
+        (for MAP and CVB0, the sweeps of each start and in all: see
+        ``inference``).
     batch_size : int, default=128
         Documents per mini-batch in online learning.
     total_samples : float, default=1e6
@@ -382,9 +391,11 @@ default=None
         (``fit`` uses the number of training documents).
     mean_change_tol : float, default=1e-3
         A document's E-step stops when the mean absolute change of its
-        :math:`\\gamma_d` falls below this.
+        :math:`\\gamma_d` falls below this (MAP and CVB0: its fold-in, on
+        its expected counts).
     max_doc_update_iter : int, default=100
-        Maximum number of E-step sweeps per document and E-step.
+        Maximum number of E-step sweeps per document and E-step (MAP and
+        CVB0: of the fold-in).
     init : {"nndsvda", "random", "custom"} or None, default=None
         Start of the topics' :math:`\\lambda`.  ``None`` means
         ``"nndsvda"`` (``"random"`` when ``n_components > min(n_samples,
@@ -401,13 +412,14 @@ default=None
         ``"random"``: :math:`\\lambda` is drawn from Gamma(100, 1/100) as
         scikit-learn draws it, so that the same ``random_state`` gives
         scikit-learn's start.  ``"custom"``: pass ``fit(X, H=lambda0)``,
-        positive.  In every case the first E-step starts from a Gamma(100,
-        1/100) draw of ``random_state`` and the later ones from all ones;
-        :meth:`partial_fit` always starts from the random draw.
+        positive.  With VB, in every case the first E-step starts from a
+        Gamma(100, 1/100) draw of ``random_state`` and the later ones from
+        all ones; :meth:`partial_fit` always starts from the random draw.
     n_init : int >= 1, default=1
-        Number of starts of ``fit``; the fit with the highest evidence lower
-        bound is kept.  The first start is ``init``'s, the others are
-        Gamma(100, 1/100) draws, continuing the generator of
+        Number of starts of ``fit`` (MAP and CVB0 make three times as many,
+        see ``inference``); the fit with the highest evidence lower bound
+        (the lowest objective) is kept.  The first start is ``init``'s, the
+        others are Gamma(100, 1/100) draws, continuing the generator of
         ``random_state``.  Batch VB has local optima (two true topics merged
         into one, another split in two) that no number of epochs leaves;
         restarts may avoid them, at ``n_init`` times the cost, and the
@@ -415,8 +427,8 @@ default=None
         are made once, after the best start.
     split_merge : int >= 0, default=0
         Maximum number of split-merge moves after the fit (batch
-        mean-field VB, in memory and block-wise alike; online and CVB0 fits
-        make none); ``0``, the default, makes none.
+        mean-field VB, in memory and block-wise alike; online, MAP and CVB0
+        fits make none); ``0``, the default, makes none.
         A move merges the two topics that cost least to merge (near
         duplicates, or an empty topic) and splits in two the topic whose
         share of the data is furthest from one topic (a rank-2 KL-NMF of it),
@@ -437,12 +449,13 @@ default=None
         ``split_merge_moves_``.
     tol : float, default=1e-4
         {{stopping}}
-        (An iteration is an epoch; the objective is minus the bound.)
+        (An iteration is an epoch; the objective is minus the bound for VB,
+        see ``inference`` for MAP and CVB0.)
     random_state : int, RandomState instance or None, default=None
         Seed of the start: the topics' lambda and the first E-step's gamma.
     verbose : int, default=0
-        Print the negative bound and elapsed time every 10 epochs (every
-        epoch if ``verbose > 1``).
+        Print the objective (VB: minus the bound) and elapsed time every 10
+        epochs (every epoch if ``verbose > 1``).
     inference : {"auto", "map", "cvb0", "vb"}, default="auto"
         ``"auto"``: ``"map"`` where it runs -- batch learning with a
         topic-word prior -- else ``"vb"`` (online learning, point-estimate
@@ -454,11 +467,14 @@ default=None
         without the token's own exclusion (Asuncion et al., 2009), the
         documents' pseudo-counts cut to a tenth of :math:`\\alpha` in its
         place (``MAPModel.DOC_PSEUDO_COUNT``, chosen on the tuning corpora).
-        A sweep is two sparse products, like PLSI's EM step; the objective,
-        minus the log
-        posterior, never rises, and :meth:`bound` is minus that objective.
-        Everything else -- starts (of ``max_iter // 3`` sweeps each),
-        ``components_``, ``transform`` -- is as for ``"cvb0"`` below.
+        A sweep is two sparse products, like PLSI's EM step; the objective
+        is minus the log posterior, which EM does not raise in exact
+        arithmetic (a rise beyond rounding, which float32 data of large
+        magnitude can cause, warns, ``RuntimeWarning``), and :meth:`bound`
+        is minus that objective.  The starts (of ``max_iter // 3`` sweeps
+        each) and ``components_`` are as for ``"cvb0"`` below;
+        ``transform`` folds documents in by EM with the topics fixed,
+        accelerated per document, from the even split.
         ``"cvb0"``: zero-order collapsed variational inference (Asuncion et
         al., 2009): every epoch is one sweep over the stored entries,
         :math:`g_{dwk} \\propto (N_{dk}^{\\neg dw} + \\alpha_k)
@@ -493,25 +509,30 @@ default=None
     Attributes
     ----------
     components_ : ndarray of shape (n_components, n_features)
-        :math:`\\lambda`, the variational Dirichlet parameters of the topics
-        (pseudo-counts; normalize the rows for topic-word distributions).
-        For point-estimate topics, the expected topic-word counts
-        :math:`\\sum_d X_{dw} \\phi_{dwk}`, whose normalized rows are
-        :math:`\\beta`.
+        The topics' pseudo-counts (normalize the rows for topic-word
+        distributions): :math:`N_{kw} + \\eta` for MAP (the default) and
+        CVB0; for VB :math:`\\lambda`, the variational Dirichlet parameters
+        of the topics, and for point-estimate topics the expected
+        topic-word counts :math:`\\sum_d X_{dw} \\phi_{dwk}`, whose
+        normalized rows are :math:`\\beta`.
     embedding_ : ndarray of shape (n_samples, n_components)
-        Normalized :math:`\\gamma` of the training documents from the last
-        epoch's E-step, i.e. for the topics before the last M-step
-        (``transform`` folds in with the final topics).
+        The training documents' topic proportions from the last epoch's
+        document step (VB: its normalized :math:`\\gamma`), i.e. for the
+        topics before the last topic update (``transform`` folds in with
+        the final topics).
     loss_ : float
-        Final objective: minus the evidence lower bound of the fitted state
-        (the topics and the training documents' last E-step), at most
-        ``-bound(X)`` (see above).
+        Final objective of the fitted state (the topics and the training
+        documents' last document step): minus the evidence lower bound for
+        VB, at most ``-bound(X)`` (see above); minus the log posterior for
+        MAP, minus the training log-likelihood for CVB0 (see ``inference``).
     loss_history_ : ndarray of shape (n_iter_ + 1,)
-        Minus the bound at the start (with the first E-step's gamma) and
-        after every epoch of the kept start's run; then one entry per
-        split-merge move kept (minus the bound its trial reached: the
-        trials' own epochs are in ``split_merge_moves_``) and the epochs
-        run on after the moves.  In batch learning it never rises.  In
+        The objective (VB: minus the bound) at the start (with the first
+        E-step's gamma) and after every epoch of the kept start's run; then
+        one entry per split-merge move kept (minus the bound its trial
+        reached: the trials' own epochs are in ``split_merge_moves_``) and
+        the epochs run on after the moves.  In batch VB and MAP learning it does not
+        rise in exact arithmetic (a MAP fit whose objective rose by more
+        than rounding warns); CVB0's may rise (see ``inference``).  In
         online learning the entries before the last sum each mini-batch's
         bound with the topics it met (a free running estimate); the last is
         exact.

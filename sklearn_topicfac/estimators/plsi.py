@@ -1,4 +1,5 @@
-"""Probabilistic latent semantic indexing by (tempered) EM."""
+"""Probabilistic latent semantic indexing by diagonal Newton, coordinate descent
+or (tempered) EM."""
 
 from numbers import Integral, Real
 
@@ -12,7 +13,7 @@ from ._base import StepwiseEM, TopicFactorization, resolve_solver
 
 @fill_doc
 class PLSI(StepwiseEM, TopicFactorization):
-    """Probabilistic latent semantic indexing (Hofmann), fitted by EM.
+    """Probabilistic latent semantic indexing (Hofmann).
 
     The aspect model
 
@@ -26,7 +27,9 @@ class PLSI(StepwiseEM, TopicFactorization):
     updates ``P(z)``, ``P(d|z)`` and ``P(w|z)`` jointly from one posterior
     :math:`P(z \\mid d, w) \\propto P(z) P(d \\mid z) P(w \\mid z)`
     (Zhang, Ding & Tang, Alg. 2), costing one sampled product and two
-    sparse-dense products.
+    sparse-dense products.  That is ``solver="em"``; the default,
+    ``solver="auto"``, runs diagonal Newton (``"dn"``, below) for
+    ``beta=1`` and tempered EM for ``beta < 1``.
 
     ``solver="squarem"`` accelerates EM by SQUAREM (Varadhan &
     Roland, 2008): with :math:`\\theta_1 = F(\\theta_0)` and
@@ -47,10 +50,12 @@ class PLSI(StepwiseEM, TopicFactorization):
     log-likelihood up to a constant, so each sweep lowers PLSI's objective
     exactly as it lowers KL-NMF's, and the fit ends at the same point as
     :class:`NormalizedNMF` with ``solver="cd"``, in PLSI's parameters.
-    ``solver="dn"`` (the default elsewhere) does the same with KL-NMF's
+    ``solver="dn"`` (the default) does the same with KL-NMF's
     diagonal Newton iterations (:class:`KLNMF`, ``solver="dn"``).
-    Block-wise fits (out-of-core, Dask), ``partial_fit`` and tempered EM
-    (``beta < 1``) run plain EM.
+    Block-wise fits (out-of-core, Dask) run ``"dn"`` and ``"em"`` to the
+    in-memory result and refuse ``"cd"`` and ``"squarem"``;
+    ``partial_fit`` runs stepwise EM whatever ``solver`` is; tempered EM
+    (``beta < 1``) runs with ``"em"`` (or ``"auto"``) only.
 
     Tempered EM (Hofmann) raises the joint :math:`P(z) P(d|z) P(w|z)` to the
     power ``beta`` inside the posterior; ``beta=1`` is plain EM, whose
@@ -85,13 +90,14 @@ class PLSI(StepwiseEM, TopicFactorization):
         objective, where an ``"em"`` fit usually stops at ``max_iter`` with
         a ``ConvergenceWarning``; SQUAREM did not end converged by ``tol``
         on every corpus measured (``docs/real_text.md``, "Does a default
-        fit end converged?").  With ``beta < 1`` every solver runs tempered
-        EM.
-    init : {"random", "nndsvda", "custom"} or None, default=None
-        Start; any non-negative ``(W, H)`` start (``W @ H`` estimating ``X``)
-        is rescaled into ``P(z)``, ``P(d|z)``, ``P(w|z)``.  ``None`` uses
-        ``"nndsvda"`` when ``n_components <= min(n_samples, n_features)``,
-        else ``"random"``.
+        fit end converged?").  With ``beta < 1`` only ``"auto"`` and
+        ``"em"`` are accepted (tempered EM); the others raise a
+        ``ValueError``.
+    init : {"random", "nndsvda", "kmeans", "custom"} or None, default=None
+        Start, as for :class:`KLNMF`; any non-negative ``(W, H)`` start
+        (``W @ H`` estimating ``X``) is rescaled into ``P(z)``, ``P(d|z)``,
+        ``P(w|z)``.  ``None`` uses ``"nndsvda"`` when ``n_components <=
+        min(n_samples, n_features)``, else ``"random"``.
     {{auto_max_iter}}
     tol : float, default=1e-4
         {{stopping}}
@@ -114,17 +120,18 @@ class PLSI(StepwiseEM, TopicFactorization):
         memory as block by block; ``partial_fit`` runs stepwise EM whatever
         it is.
     loss_history_ : ndarray of shape (n_iter_ + 1,)
-        Objective at the start and after every EM step; a split-merge move
-        kept counts as one step (its trial's steps are in
-        ``split_merge_moves_``).
+        Objective at the start and after every iteration (one diagonal
+        Newton iteration, coordinate-descent sweep, EM step or SQUAREM
+        cycle, as ``solver_`` says); a split-merge move kept counts as one
+        iteration (its trial's iterations are in ``split_merge_moves_``).
     n_iter_ : int
-        Number of EM steps of the fit kept (a kept move counting as one).
+        Number of iterations of the fit kept (a kept move counting as one).
     {{moves_made}}
     {{features_seen}}
 
     See Also
     --------
-    KLNMF : alternating multiplicative updates for the same objective.
+    KLNMF : the same objective on unnormalized factors.
 
     Examples
     --------
