@@ -9,6 +9,8 @@ import re
 import sys
 from pathlib import Path
 
+from sphinx_gallery.sorting import ExplicitOrder
+
 import sklearn_topicfac
 from sklearn_topicfac.cli import _build_parser
 
@@ -26,13 +28,41 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
+    "sphinx_gallery.gen_gallery",
 ]
-source_suffix = {".md": "markdown"}
+# Markdown pages; reStructuredText only for the pages sphinx-gallery writes.
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
 # The API pages include generated autosummary tables (docs/_api.py); no stub
 # pages are generated.
 autosummary_generate = False
 exclude_patterns = ["_build", "_generated"]
+
+# The examples gallery: sphinx-gallery runs every examples/gallery/plot_*.py
+# during the build (an example that fails fails the build) and writes its
+# page, output and figures to docs/auto_examples/ (generated, git-ignored).
+# The other scripts of examples/ are command-line examples, run by
+# tests/test_examples.py and quoted by the user guide.
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples/gallery",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    # The models first, then the tools; a script not listed comes last.
+    "within_subsection_order": ExplicitOrder(
+        [
+            "plot_nmf_family.py",
+            "plot_plsi_hybrid.py",
+            "plot_lda.py",
+            "plot_simplex_plsa.py",
+            "plot_choosing_k.py",
+            "plot_inspection.py",
+            "*",
+        ]
+    ),
+    # No sg_execution_times pages in the source tree (the build log has the
+    # times).
+    "write_computation_times": False,
+}
 
 # Markdown: $...$ and $$...$$ math, ::: fences, heading anchors for links.
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
