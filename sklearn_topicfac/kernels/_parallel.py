@@ -1,11 +1,12 @@
 """Threads for the kernels: work split over row ranges, results independent
 of the split.
 
-The kernels hold no mutable state.  A call large enough for threads splits
-its rows into `ROW_PARTS` ranges, a number fixed here and never taken from
-the machine, and a sum over rows adds the ranges' sums in that order: the
-results are the same bits on one thread or eight.  How many threads share
-the parts is `N_THREADS`; a caller that wants calls to back off on a busy machine (the
+The kernels hold no mutable state.  A sum over rows large enough for
+threads splits its rows into `SUM_PARTS` ranges, a number fixed here and
+never taken from the machine, and adds the ranges' sums in that order: the
+results are the same bits on one thread or eight.  Passes that compute each
+row on its own share their rows among `N_THREADS` threads in any split.
+A caller that wants calls to back off on a busy machine (the
 fit engine does, for the length of a fit) installs a `ThreadBudget` with
 `thread_budget`, a context-local setting like NumPy's ``errstate``.
 """
@@ -35,14 +36,15 @@ MIN_JUDGED_WALL = 0.01
 # release the GIL, so they run in parallel.  Results never depend on how many
 # threads run, nor on this setting: every entry and row is computed by the
 # same code whatever the split, and sums over row ranges use the split into
-# `ROW_PARTS` ranges (see `transposed_product`).
+# `SUM_PARTS` ranges (see `transposed_product`).
 N_THREADS = max(1, min(joblib.cpu_count(), 8))
 
-# Row ranges of a kernel call that threads share (a constant, not the
-# machine's core count: a sum over rows is grouped by these ranges, so its
-# rounding is the same whatever `N_THREADS` is).  Eight: as many threads as
-# `N_THREADS` ever allows can each take one.
-ROW_PARTS = 8
+# Row ranges of a sum over rows that threads share (a constant, not the
+# machine's core count: the sum is grouped by these ranges, so its rounding
+# is the same whatever `N_THREADS` is).  Two: each range's sum is a dense
+# (k x n_features) array to zero and add, which with eight ranges cost 16 to
+# 25 % of a default fit on Reuters (the sums' threads are two at most).
+SUM_PARTS = 2
 
 
 class ThreadBudget:
@@ -173,13 +175,13 @@ class WorkQueue:
             return next(self._items)
 
 
-def row_parts(indptr, per_part=1):
-    """Row boundaries of the fixed split of a kernel call: `ROW_PARTS` times
-    ``per_part`` ranges of about equal numbers of entries (see `split_rows`).
+def sum_parts(indptr):
+    """Row boundaries of the fixed split of a sum over rows: `SUM_PARTS`
+    ranges of about equal numbers of entries (see `split_rows`).
 
     The split depends on the matrix alone, never on how many threads run.
     """
-    return split_rows(indptr, ROW_PARTS * per_part)
+    return split_rows(indptr, SUM_PARTS)
 
 
 def split_rows(indptr, n_parts):

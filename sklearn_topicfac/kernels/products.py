@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from . import _parallel
 from ._backend import twins
-from ._parallel import WorkQueue, map_parts, n_threads, run_parallel
+from ._parallel import WorkQueue, map_parts, n_threads, run_parallel, split_rows
 
 # Elements of the (nnz, k) gather temporaries built per unit of work of the
 # sampled product, for 4-byte floats (half as many for 8-byte floats).
@@ -294,7 +294,7 @@ def _sparse_dense_product_raw(R, B):
     if not is_csr(R) or n_threads(work) == 1:
         return np.asarray(R @ B)
     B = np.ascontiguousarray(B)
-    bounds = _parallel.row_parts(R.indptr).tolist()
+    bounds = split_rows(R.indptr, _parallel.N_THREADS).tolist()
     out = np.empty((R.shape[0], B.shape[1]), dtype=np.result_type(R.dtype, B.dtype))
 
     def rows(r):
@@ -322,9 +322,9 @@ def _transposed_product_raw(W, R):
     work = R.nnz * W.shape[1]
     if not is_csr(R) or work < _parallel.MIN_PARALLEL_WORK:
         return np.asarray((R.T @ W).T)
-    # The fixed split (`row_parts`), however many threads run, even one: the
+    # The fixed split (`sum_parts`), however many threads run, even one: the
     # grouping of the sum, hence its rounding, depends on ``R`` alone.
-    bounds = _parallel.row_parts(R.indptr).tolist()
+    bounds = _parallel.sum_parts(R.indptr).tolist()
 
     def rows(r):
         return np.asarray(row_range(R, *r, transposed=True) @ W[r[0] : r[1]])

@@ -7,8 +7,10 @@ Each twin's compiled loop runs over a range of rows and releases the GIL
 (``nogil``); the rows are split into parts of about equal numbers of
 entries, which the package's kernel threads share (`_parallel`: the same
 thread count and the same backing off on a busy machine as the NumPy
-kernels).  The split is `_parallel.row_parts`, fixed by the matrix alone,
-so results do not depend on how many threads run or are configured.  Plain
+kernels).  A pass computing each row on its own may split its rows in any
+way; a sum over rows (per-part outputs, ``indexed``) uses `_sum_bounds`,
+fixed by the matrix alone, so results do not depend on how many threads
+run or are configured.  Plain
 serial loops compile faster than numba's ``parallel=True`` loops, which
 matters on a first call.
 """
@@ -33,15 +35,20 @@ _JIT = {
     "error_model": "numpy",
 }
 
-# Parts per row part of the fold-in and the LDA E-step: their documents take
+# Parts per thread of the fold-in and the LDA E-step: their documents take
 # different numbers of sweeps, so the threads take small parts from a queue.
 _E_STEP_PARTS_PER_THREAD = 16
 
 
 def _bounds(indptr, per_part=1):
-    """Row boundaries of the fixed split (`_parallel.row_parts`) into
-    `_parallel.ROW_PARTS` times ``per_part`` ranges of about equal entries."""
-    return _parallel.row_parts(indptr, per_part).astype(np.int64)
+    """Row boundaries of `N_THREADS` times ``per_part`` ranges of about equal
+    numbers of entries, for passes that compute each row on its own."""
+    return _parallel.split_rows(indptr, _parallel.N_THREADS * per_part).astype(np.int64)
+
+
+def _sum_bounds(indptr):
+    """Row boundaries of a sum over rows: the fixed `_parallel.sum_parts`."""
+    return _parallel.sum_parts(indptr).astype(np.int64)
 
 
 def _on_parts(kernel, bounds, work, *args, indexed=False):

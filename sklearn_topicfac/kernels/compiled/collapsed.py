@@ -11,7 +11,7 @@ in float64.
 import numba as nb
 import numpy as np
 
-from ._common import _JIT, _bounds, _on_parts
+from ._common import _JIT, _on_parts, _sum_bounds
 
 
 @nb.njit(inline="always", **_JIT)
@@ -168,7 +168,7 @@ def cvb0_sweep(
     if m > n and m * k > _CVB0_CACHED_VALUES:
         Xc = X.tocsc()
         T = np.ascontiguousarray(topic_counts, dtype=np.float64)
-        bounds = _bounds(Xc.indptr)
+        bounds = _sum_bounds(Xc.indptr)
         parts = max(bounds.shape[0] - 1, 1)
         new_doc = np.zeros((parts, n, k), dtype=np.float64)
         topics = np.zeros((k, m), dtype=np.float64)
@@ -184,7 +184,7 @@ def cvb0_sweep(
         return docs, topics.astype(dtype, copy=False), float(log_lik.sum())
     Tt = np.ascontiguousarray(topic_counts.T, dtype=np.float64)
     args = (D, Tt, totals, alpha, float(eta), float(m * eta), bool(exclude_words))
-    bounds = _bounds(X.indptr)
+    bounds = _sum_bounds(X.indptr)
     parts = bounds.shape[0] - 1
     new_doc = np.zeros((n, k), dtype=dtype)
     new_topic = np.zeros((max(parts, 1), m, k), dtype=np.float64)

@@ -18,7 +18,7 @@ import numba as nb
 import numpy as np
 
 from .._scale import _SMALLEST, _VANISHING_REST, AGAIN, CD_WORK, NEWTON_STEPS, rescaled
-from ._common import _JIT, _bounds, _limits, _on_parts, _sums
+from ._common import _JIT, _bounds, _limits, _on_parts, _sum_bounds, _sums
 from .divergence import _model_sums
 from .products import product_at_nonzeros
 
@@ -307,7 +307,7 @@ def cd_pass(X, W, H, y=None):
     dtype = np.result_type(W.dtype, H.dtype)
     if y is None:
         y = product_at_nonzeros(X, W, H)
-    bounds = _bounds(X.indptr)
+    bounds = _sum_bounds(X.indptr)
     sums = np.zeros((bounds.shape[0] - 1, 2))
     if X.nnz:
         tiny, big = _limits(dtype)

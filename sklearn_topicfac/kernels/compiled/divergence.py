@@ -19,7 +19,6 @@ import numpy as np
 
 from ._common import (
     _JIT,
-    _bounds,
     _limits,
     _longest,
     _on_parts,
@@ -27,6 +26,7 @@ from ._common import (
     _row_model,
     _row_ratio,
     _row_sums,
+    _sum_bounds,
     _sums,
 )
 
@@ -56,7 +56,7 @@ def ratio_log_sums_at_nonzeros(X, W, H):
     the ratio, never stored: the twin of
     `sklearn_topicfac.kernels.ratio_log_sums_at_nonzeros`."""
     dtype = np.result_type(W.dtype, H.dtype)
-    bounds = _bounds(X.indptr)
+    bounds = _sum_bounds(X.indptr)
     sums = np.zeros((bounds.shape[0] - 1, 2))
     if X.nnz:
         tiny, big = _limits(dtype)

@@ -21,7 +21,6 @@ import numpy as np
 
 from ._common import (
     _JIT,
-    _bounds,
     _csr,
     _limits,
     _longest,
@@ -30,6 +29,7 @@ from ._common import (
     _row_model,
     _row_ratio,
     _row_sums,
+    _sum_bounds,
     _sums,
 )
 
@@ -139,7 +139,7 @@ def _doc_call(X, W, H, keep_ratio, multiplicative):
     r_new = np.empty(X.nnz if multiplicative else 0, dtype=dtype)
     # Rows without entries: R H^T is 0 there, and so is W_new.
     W_new = np.zeros(W.shape, dtype=dtype)
-    bounds = _bounds(X.indptr)
+    bounds = _sum_bounds(X.indptr)
     sums = np.zeros((bounds.shape[0] - 1, 2))
     if X.nnz:
         tiny, big = _limits(dtype)
