@@ -61,6 +61,14 @@ _MOVED_MODULES = {
 _LEGACY_PARAMETERS = {"n_init": 1, "split_merge": 0, "inner_model": None}
 _LEGACY_PARAMETERS["inference"] = "vb"
 _LEGACY_PARAMETERS["point_mass"] = 1.0
+# The solver of the files that predate the parameter, per class: the updates
+# those versions ran (a refit of a loaded model runs them again).
+_LEGACY_SOLVERS = {
+    "KLNMF": {"solver": "mu"},
+    "NormalizedNMF": {"solver": "mu"},
+    "PLSI": {"solver": "em"},
+    "HybridNMFPLSI": {"nmf_solver": "mu", "plsi_solver": "em"},
+}
 # SimplexPLSA then kept its map onto the simplex in private attributes.
 _LEGACY_SIMPLEX_MAP = {
     "_exponent": "exponent",
@@ -305,8 +313,11 @@ def load(path, *, trust_pickle=False, max_size="auto"):
        values a fit gives it (finite, non-negative where it must be, one
        prior per topic, ``components_`` of ``n_features_in_`` columns).
 
-    Parameters a file saved by an older version lacks get the value that
-    keeps that version's behaviour.  A file saved by a newer version loads
+    Parameters a file saved by an older version lacks get a value under
+    which the model transforms, scores and refits as it did (one start, no
+    split-merge moves, LDAVI's mean-field VB, and a ``solver`` the file
+    lacks is the multiplicative (KLNMF, NormalizedNMF) or EM (PLSI) updates
+    that version ran).  A file saved by a newer version loads
     with a warning naming both versions; a class that has moved since
     (module renamed) is found under its new name.  A pickle (``joblib.dump``,
     or ``topicfac --save-model`` before it wrote skops files) is refused
@@ -891,11 +902,14 @@ def _legacy_class(cls):
 
 def _upgraded_state(cls, state):
     # A parameter added since: its value for those models where the default
-    # changed behaviour (_LEGACY_PARAMETERS), else its default, which keeps
-    # the old behaviour (solver="mu"/"em", ...).
+    # changed behaviour (_LEGACY_PARAMETERS, and per class the solver of the
+    # files that predate it: multiplicative or EM updates), else its default.
+    legacy = {**_LEGACY_PARAMETERS}
+    for klass in reversed(cls.__mro__):
+        legacy.update(_LEGACY_SOLVERS.get(klass.__name__, {}))
     for name, parameter in inspect.signature(cls.__init__).parameters.items():
         if name != "self" and name not in state:
-            state[name] = _LEGACY_PARAMETERS.get(name, parameter.default)
+            state[name] = legacy.get(name, parameter.default)
     if issubclass(cls, SimplexPLSA) and "simplex_map_" not in state:
         if all(old in state for old in _LEGACY_SIMPLEX_MAP):
             simplex_map = SimplexMap()
