@@ -174,6 +174,10 @@ def run_seed(X, y, seed, max_iter, tol):
     """Every method of the experiment from the K-means start of one seed."""
     k = int(y.max()) + 1
     common = dict(n_components=k, max_iter=max_iter, tol=tol)
+    # The paper's algorithms (the estimators' defaults are diagonal Newton):
+    # Lee & Seung's multiplicative updates for NMF, Hofmann's EM for PLSI.
+    nmf_common = dict(solver="mu", **common)
+    plsi_common = dict(solver="em", **common)
     total = X.sum()
     out = {"labels": {}, "loss": {}, "iterations": {}, "seconds": {}}
     with threadpool_limits(1), warnings.catch_warnings():
@@ -187,22 +191,26 @@ def run_seed(X, y, seed, max_iter, tol):
 
         out["labels"]["K-means"] = timed("K-means", lambda: kmeans_labels(X, k, seed))
         nmf = timed(
-            "NMF", lambda: KLNMF(init="kmeans", random_state=seed, **common).fit(X)
+            "NMF", lambda: KLNMF(init="kmeans", random_state=seed, **nmf_common).fit(X)
         )
         plsi = timed(
-            "PLSI", lambda: PLSI(init="kmeans", random_state=seed, **common).fit(X)
+            "PLSI", lambda: PLSI(init="kmeans", random_state=seed, **plsi_common).fit(X)
         )
         W, H = count_scale(nmf, total)
-        nmf_plsi = PLSI(init="custom", **common).fit(X, W=W, H=H)
+        nmf_plsi = PLSI(init="custom", **plsi_common).fit(X, W=W, H=H)
         W, H = count_scale(plsi, total)
-        plsi_nmf = KLNMF(init="custom", **common).fit(X, W=W, H=H)
+        plsi_nmf = KLNMF(init="custom", **nmf_common).fit(X, W=W, H=H)
         hybrid = timed(
-            "Hybrid", lambda: HybridNMFPLSI(random_state=seed, **common).fit(X)
+            "Hybrid",
+            lambda: HybridNMFPLSI(
+                nmf_solver="mu", plsi_solver="em", random_state=seed, **common
+            ).fit(X),
         )
         equal = timed(
             "NMF, equal iterations",
             lambda: KLNMF(
                 n_components=k,
+                solver="mu",
                 init="kmeans",
                 max_iter=hybrid.n_iter_,
                 tol=0,

@@ -83,8 +83,9 @@ def relative_error(X, X_hat):
 def run(X, corners, seed, max_iter, tol):
     lengths = X.sum(axis=1, keepdims=True)
     common = dict(n_components=3, init="random", max_iter=max_iter, tol=tol)
-    # The paper's PLSA: plain EM, without the split-merge moves.
-    plsa = PLSI(random_state=seed, split_merge=0, **common).fit(X)
+    # The paper's PLSA: plain EM (PLSI's default is diagonal Newton), without
+    # the split-merge moves.
+    plsa = PLSI(solver="em", random_state=seed, split_merge=0, **common).fit(X)
     theta = plsa.transform(X)
     simplex = SimplexPLSA(random_state=seed, **common).fit(X)
     weights = simplex.transform(X)

@@ -60,6 +60,12 @@ def corpus(name, n_docs=None, seed=0):
     return X
 
 
+# The papers' algorithms, pinned (the estimators' default is diagonal Newton):
+# Lee & Seung's multiplicative updates, Hofmann's (tempered) EM and paper 002's
+# joint update (JointNMF's default).
+SOLVERS = {KLNMF: "mu", PLSI: "em", JointNMF: "joint"}
+
+
 def tempered(corpora, ks, betas, seeds):
     print(
         "| corpus | k | beta | held-out score (mean over folds and starts) "
@@ -77,6 +83,7 @@ def tempered(corpora, ks, betas, seeds):
                         model = PLSI(
                             k,
                             beta=beta,
+                            solver="em",
                             init="random",
                             split_merge=0,
                             random_state=seed,
@@ -126,6 +133,7 @@ def optima(corpora, ks, n_starts, max_iter):
                     t0 = time.perf_counter()
                     model = Estimator(
                         k,
+                        solver=SOLVERS[Estimator],
                         init="random",
                         split_merge=0,
                         tol=0,
@@ -163,6 +171,7 @@ def speed(corpora, k, n_iter, repeats, dtypes):
                 for Estimator in times:
                     model = Estimator(
                         k,
+                        solver=SOLVERS[Estimator],
                         init="random",
                         split_merge=0,
                         tol=0,
@@ -201,9 +210,15 @@ def hybrid(seeds, schedules):
         for rounds, per_phase in schedules:
             total = 2 * rounds * per_phase
             common = dict(n_components=6, random_state=seed, tol=0, split_merge=0)
-            h = HybridNMFPLSI(**common, n_rounds=rounds, max_iter=per_phase).fit(X)
-            n = KLNMF(init="kmeans", max_iter=total, **common).fit(X)
-            p = PLSI(init="kmeans", max_iter=total, **common).fit(X)
+            h = HybridNMFPLSI(
+                **common,
+                nmf_solver=SOLVERS[KLNMF],
+                plsi_solver=SOLVERS[PLSI],
+                n_rounds=rounds,
+                max_iter=per_phase,
+            ).fit(X)
+            n = KLNMF(init="kmeans", solver="mu", max_iter=total, **common).fit(X)
+            p = PLSI(init="kmeans", solver="em", max_iter=total, **common).fit(X)
             best = min(n.loss_, p.loss_)
             lowest += h.loss_ < best
             print(

@@ -13,6 +13,9 @@ Fits PLSI with 6 topics to the bundled Classic3 corpus, then
 
     python examples/inspect_topics.py --out-dir /tmp/topics
     python examples/inspect_topics.py --quick
+
+The guide's figures docs/figures/inspect_top_terms.png and
+inspect_document_map.png are this script's top_terms.png and document_map.png.
 """
 
 import argparse
@@ -35,7 +38,7 @@ from sklearn_topicfac.metrics import npmi_coherence, topic_diversity, umass_cohe
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out-dir", default=".", help="where figures are written")
-    parser.add_argument("--quick", action="store_true", help="30 EM iterations")
+    parser.add_argument("--quick", action="store_true", help="30 iterations")
     args = parser.parse_args(argv)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)

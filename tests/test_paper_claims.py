@@ -516,7 +516,7 @@ def test_plain_plsa_collapses_in_most_starts_simplex_plsa_in_none():
     common = dict(init="random", max_iter=300)
     plain = [
         thinness(
-            PLSI(3, random_state=seed, split_merge=0, **common)
+            PLSI(3, solver="em", random_state=seed, split_merge=0, **common)
             .fit(X_TRIANGLE)
             .components_
         )

@@ -98,5 +98,7 @@ plt.show()
 # clustering documents and reading topics: its outputs are probabilities,
 # ``transform`` gives every document's topic mixture, and it is fast.
 # Choose :class:`~sklearn_topicfac.HybridNMFPLSI` to reproduce Ding, Li &
-# Peng's algorithm; on the six labeled corpora the package measured, its
-# clustering accuracy equalled that of KL-NMF run for as many iterations.
+# Peng's algorithm (``nmf_solver="mu", plsi_solver="em"``; at the defaults
+# both phases run diagonal Newton). With those updates, on the six labeled
+# corpora the package measured, its clustering accuracy equalled, within
+# 0.001, that of KL-NMF run for as many iterations.

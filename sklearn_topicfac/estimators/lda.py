@@ -500,8 +500,9 @@ default=None
         makes at least 10 sweeps before the stopping rule is consulted
         (``CVB0Model.min_iter``).
         ``"vb"``: the mean-field variational Bayes above, scikit-learn's
-        (with ``init="random"`` and ``split_merge=0``, scikit-learn's
-        ``LatentDirichletAllocation``).
+        (with ``init="random"`` and ``split_merge=0`` the first epoch is
+        scikit-learn's ``LatentDirichletAllocation``'s; the later E-steps
+        start differently, see above).
         Measurements, and why the default is MAP (held-out perplexity
         against collapsed Gibbs sampling's on labeled corpora, and speed
         without numba), in ``docs/lda_defaults.md``.
