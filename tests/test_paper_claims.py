@@ -71,12 +71,15 @@ def _short_documents(seed=0, n=200, m=300, k=8):
 def test_tempered_em_fits_held_out_documents_better():
     # Hofmann: tempering (beta < 1) counters EM's overfitting.  With twice
     # as many topics as planted and short documents, PLSI with beta = 0.8
-    # scores higher on the held-out fold than plain EM on every fold.
+    # scores higher on the held-out fold than plain EM on every fold (EM
+    # pinned: beta = 1's default solver is diagonal Newton).
     X = _short_documents()
     gaps = []
     for train, test in shuffled_folds(3, random_state=0).split(X):
         scores = [
-            PLSI(16, beta=beta, init="random", split_merge=0, random_state=0)
+            PLSI(
+                16, beta=beta, solver="em", init="random", split_merge=0, random_state=0
+            )
             .fit(X[train])
             .score(X[test])
             for beta in (1.0, 0.8)
@@ -84,15 +87,18 @@ def test_tempered_em_fits_held_out_documents_better():
         gaps.append(scores[1] - scores[0])
     assert min(gaps) > 0.05, gaps
     # ...at a price in the training fit (the KL objective it does not minimize).
-    plain = PLSI(16, init="random", split_merge=0, random_state=0).fit(X)
+    plain = PLSI(16, solver="em", init="random", split_merge=0, random_state=0)
+    plain.fit(X)
     tempered = PLSI(16, beta=0.8, init="random", split_merge=0, random_state=0)
     assert tempered.fit(X).loss_ > 0.99 * plain.loss_
 
 
 # ---------------------------------- paper 003, footnote 2: local optima
 def _one_klnmf_step(X, W, H):
-    """The objective change of one KLNMF iteration from ``(W, H)``."""
-    model = KLNMF(H.shape[0], init="custom", max_iter=1, tol=0, split_merge=0)
+    """The objective change of one KLNMF (Lee & Seung) iteration from ``(W, H)``."""
+    model = KLNMF(
+        H.shape[0], solver="mu", init="custom", max_iter=1, tol=0, split_merge=0
+    )
     history = model.fit(X, W=W, H=H).loss_history_
     return abs(history[1] - history[0])
 
@@ -104,8 +110,8 @@ def test_property_a_plsa_optimum_is_a_klnmf_fixed_point():
     # objective by less than 1e-9 of what it changes from a point 5 % off.
     # (The converse, NMF -> PLSA, is the Lemma 4.1/4.2 test below.)
     X = planted_counts(n=20, m=15, k=2, seed=2, sparse=False)
-    plsi = PLSI(2, init="random", random_state=0, max_iter=500, tol=0, split_merge=0)
-    plsi.fit(X)
+    plsi = PLSI(2, solver="em", init="random", random_state=0, max_iter=500, tol=0)
+    plsi.set_params(split_merge=0).fit(X)
     W, H = plsi.p_d_given_z_ * plsi.p_z_ * X.sum(), plsi.components_
     assert _one_klnmf_step(X, W, H) < 1e-9 * _one_klnmf_step(X, W * [1, 1.05], H)
 
@@ -168,7 +174,13 @@ def test_em_and_nmf_are_both_sensitive_to_the_start():
         products, losses = [], []
         for seed in range(10):
             model = Estimator(
-                8, init="random", split_merge=0, tol=0, max_iter=400, random_state=seed
+                8,
+                solver="mu" if Estimator is KLNMF else "em",
+                init="random",
+                split_merge=0,
+                tol=0,
+                max_iter=400,
+                random_state=seed,
             ).fit(X)
             if Estimator is PLSI:
                 W = model.p_d_given_z_ * model.p_z_ * X.sum()
@@ -271,7 +283,7 @@ def test_lemma_4_1_and_4_2_a_klnmf_optimum_converts_to_the_others():
     for Estimator, params in (
         (JointNMF, {"normalize": "components"}),
         (JointNMF, {"normalize": "both"}),
-        (PLSI, {}),
+        (PLSI, {"solver": "em"}),
     ):
         moved = _one_step(Estimator, X, W, H, **params)
         perturbed = _one_step(Estimator, X, W * 1.05 ** np.arange(3), H, **params)
@@ -476,7 +488,7 @@ def test_klnmf_update_order_decides_which_split_the_paper_example_reaches():
     # split of it; only documents-first reproduces paper 001's printed NMF
     # solution.
     ours = _fit_worked_example(KLNMF)
-    terms_first = KLNMF(2, init="custom", max_iter=5000, tol=0).fit(
+    terms_first = KLNMF(2, solver="mu", init="custom", max_iter=5000, tol=0).fit(
         PAPER_X, W=PAPER_C0, H=(PAPER_H0 * PAPER_S0).T
     )
     W2, H2 = terms_first.components_.T, terms_first.embedding_.T

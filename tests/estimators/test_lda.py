@@ -33,8 +33,9 @@ from sklearn_topicfac.models._moves import split_gain
 def LDAVI(*args, **params):
     """LDAVI by the mean-field VB, scikit-learn's, which this file tests.
 
-    The default, ``inference="auto"``, fits by CVB0 (tests/estimators/
-    test_cvb0.py); a test here that means CVB0 or the default says so.
+    The default, ``inference="auto"``, fits MAP by EM in batch learning
+    (tests/estimators/test_map_lda.py; CVB0 in tests/estimators/
+    test_cvb0.py); a test here that means another inference says so.
     """
     params.setdefault("inference", "vb")
     return _LDAVI(*args, **params)

@@ -134,7 +134,9 @@ def test_tempered_em_smooths_the_topic_proportions(backend, beta):
 
 def test_tempered_em_fits_spread_documents_over_more_topics():
     X = _planted()
-    plain = PLSI(4, random_state=0, max_iter=100, tol=0, split_merge=0).fit(X)
+    plain = PLSI(
+        4, solver="em", random_state=0, max_iter=100, tol=0, split_merge=0
+    ).fit(X)
     tempered = PLSI(
         4, beta=0.7, random_state=0, max_iter=100, tol=0, split_merge=0
     ).fit(X)
