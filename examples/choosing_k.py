@@ -46,7 +46,8 @@ from sklearn_topicfac.metrics import aic, bic
 # optima that make the held-out score overshoot -- without them LDAVI's
 # score peaks at k = 28 on the 20-topic corpus.  The recorded results
 # (docs/choosing_k_results.md) were run with them, and LDAVI's with the
-# mean-field VB (inference="vb"; CVB0, the default, makes no moves).
+# mean-field VB (inference="vb"; MAP by EM, the default, and CVB0 make no
+# moves).
 ESTIMATORS = {
     name: functools.partial(cls, split_merge=3, **params)
     for name, cls, params in (

@@ -45,7 +45,7 @@ class JointNMF(StepwiseEM, TopicFactorization):
     the two modes give the same topics at every iteration, their document
     factors differing by the document lengths (Lemma B.1).  With
     ``normalize="components"`` and ``alpha=0`` the iterates are exactly those
-    of :class:`PLSI`.
+    of :class:`PLSI` with ``solver="em"`` (not its default, diagonal Newton).
 
     Parameters
     ----------

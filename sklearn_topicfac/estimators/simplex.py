@@ -115,9 +115,10 @@ class SimplexPLSA(TopicEstimator):
     verbose : int, default=0
         Progress output of the PLSA step.
     inner_model : estimator or None, default=None
-        The topic model of step 8.  ``None`` is :class:`PLSI` with this
-        estimator's ``init``, ``max_iter``, ``tol``, ``random_state`` and
-        ``verbose`` (the paper).  Otherwise an unfitted topic model of this
+        The topic model of step 8.  ``None`` is :class:`PLSI` by EM
+        (``solver="em"``, not PLSI's default) with this estimator's
+        ``init``, ``max_iter``, ``tol``, ``random_state`` and ``verbose``
+        (the paper).  Otherwise an unfitted topic model of this
         package, e.g. :class:`LDAVI`: it is cloned, its ``n_components`` set
         to this estimator's, and fitted with its own other parameters (the
         ones above are then unused, except ``random_state`` for the SVD).
