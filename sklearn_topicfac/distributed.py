@@ -9,8 +9,10 @@ sparse), to ``fit`` while a ``dask.distributed`` client is active::
     model = PLSI(n_components=50).fit(X)        # runs on the cluster
 
 The blocks and their document factors stay on the workers; one iteration
-moves the topics to the workers and one sum of statistics per worker back,
-``O(k x n_features)`` per worker whatever the number of documents.  A fit
+moves the topics to the workers and adds the statistics up on the workers
+in a fixed tree, about one partial sum per worker and level of the tree (at
+most 8 levels), the sum coming back to the client: ``O(k x n_features)`` per
+worker and level, whatever the number of documents.  A fit
 survives the loss of a worker (its blocks are recomputed from the graph,
 their document factors from a checkpoint and the steps since).  How it
 works: `sklearn_topicfac.engine.dask`.
@@ -48,10 +50,10 @@ def fit_dask(
     client : distributed.Client, default=None
         The client to run on; by default the active one.
     checkpoint_every : int, default=10
-        Iterations between copies of the document factors to a second
-        worker.  After losing a worker, the fit replays at most this many
+        Iterations between copies of the document factors kept by the
+        client.  After losing a worker, the fit replays at most this many
         document steps for the lost blocks.  Each copy moves
-        ``n_samples x n_components`` numbers between workers.
+        ``n_samples x n_components`` numbers from the workers to the client.
     W, H : array-like, default=None
         Custom start (with ``init="custom"``), as for ``fit``.
     callback : callable, default=None

@@ -631,8 +631,9 @@ def select_n_components(
         number of free parameters (the topics' and the documents'
         proportions); the score is minus the criterion over twice the
         number of words, so that higher is better.  The cheapest criterion
-        (one fit per k).  BIC's penalty grows with the corpus and chooses
-        few topics; AIC's does not, and chooses more (measured in
+        (one fit per k).  BIC's penalty per parameter, ``log N``, grows
+        with the corpus, and BIC chooses few topics; AIC's, 2, does not,
+        and AIC chooses more (measured in
         ``docs/guide/choosing_k_methods.md``).  Needs a topic model of this package
         (``topic_proportions``).
 

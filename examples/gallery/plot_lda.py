@@ -8,7 +8,8 @@ topics and the proportions of new documents, which is what makes LDA
 predict unseen text well.
 
 - :class:`~sklearn_topicfac.LDAVI` fits LDA; its default
-  (``inference="map"``) is the maximum a posteriori estimate by EM, and
+  (``inference="auto"``, which runs ``"map"`` in batch learning) is the
+  maximum a posteriori estimate by EM, and
   ``inference="vb"`` is scikit-learn's mean-field variational inference.
 - :class:`~sklearn_topicfac.GammaPoissonVI` is the Gamma-Poisson form of
   LDA: Poisson counts with Gamma-distributed topic weights, fitted by

@@ -13,7 +13,7 @@ from ._base import TopicFactorization, resolve_solver
 
 @fill_doc
 class HybridNMFPLSI(TopicFactorization):
-    """Alternate KL-NMF and PLSI to convergence, each escaping the other's minimum.
+    """Alternate KL-NMF and PLSI phases, each to convergence (Ding, Li & Peng).
 
     NMF (Lee & Seung's multiplicative updates) and PLSI (Hofmann's EM)
     minimize the same objective, the generalized KL divergence
@@ -39,12 +39,15 @@ class HybridNMFPLSI(TopicFactorization):
     objective is continuous across phase boundaries and never rises from
     phase to phase.  ``phase_losses_`` records it after every phase: with
     the paper's algorithms (``nmf_solver="mu", plsi_solver="em"``) each
-    drop after the first phase is a jump out of the previous algorithm's
-    local minimum.  The default solvers run diagonal Newton in both
-    phases, and PLSI's diagonal Newton iterations give KL-NMF's ``W H``
-    (see :class:`PLSI`): there a later phase continues the same iterations
-    past the previous phase's stopping rule, rather than switching
-    algorithm.
+    drop after the first phase is the other algorithm going on from where
+    the previous one stopped -- which the paper reads as a jump out of a
+    local minimum, and which on real corpora was mostly the slow descent
+    the previous phase's stopping rule had paused
+    (``docs/paper001_clustering.md``).  The default solvers run diagonal
+    Newton in both phases, and PLSI's diagonal Newton iterations give
+    KL-NMF's ``W H`` (see :class:`PLSI`): there a later phase continues
+    the same iterations past the previous phase's stopping rule, rather
+    than switching algorithm.
 
     ``transform`` folds new documents in with ``P(w|z)`` fixed and returns
     ``P(z|d)``, exactly as :class:`PLSI` does.

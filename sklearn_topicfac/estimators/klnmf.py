@@ -189,7 +189,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
 
 @fill_doc
 class NormalizedNMF(KLNMF):
-    """KL-NMF with L1 normalization after every half-step (Zhang, Ding & Tang, Alg. 3).
+    """KL-NMF with L1-normalized factors (Zhang, Ding & Tang, Alg. 3).
 
     The factorization is kept in the probabilistic form
 
@@ -198,10 +198,13 @@ class NormalizedNMF(KLNMF):
         W H = D \\, \\mathrm{diag}(s) \\, C, \\qquad
         C = P(w \\mid z), \\quad s / N = P(z), \\quad D = P(d \\mid z),
 
-    with the rows of ``C`` and the columns of ``D`` summing to one: after the
-    ``W`` half-step the document factor is split into ``D`` and ``s``, and
-    the topic half-step acts on ``diag(s) C`` before splitting it into ``s``
-    and ``C`` again.
+    with the rows of ``C`` and the columns of ``D`` summing to one.  With
+    ``solver="mu"`` (Alg. 3) the factors are renormalized after every
+    half-step: after the ``W`` half-step the document factor is split into
+    ``D`` and ``s``, and the topic half-step acts on ``diag(s) C`` before
+    splitting it into ``s`` and ``C`` again; with the default diagonal
+    Newton (and with coordinate descent) they are renormalized after every
+    whole iteration.
 
     Multiplicative KL updates are scale-equivariant, so from the same start
     the product ``D diag(s) C`` equals :class:`KLNMF`'s ``W H`` after every

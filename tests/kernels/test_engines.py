@@ -208,7 +208,8 @@ def test_engines_agree_after_50_iterations(Estimator, params, dtype):
 
 def _fits_on_both_engines(Estimator, X, **params):
     """``((est, est.transform(X)) on NumPy, the same on numba)``, by the
-    mean-field E-step (LDAVI's default CVB0: tests/estimators/test_cvb0.py)."""
+    mean-field E-step (LDAVI's default, MAP by EM, and CVB0:
+    tests/estimators/test_map_lda.py, test_cvb0.py)."""
     if Estimator is LDAVI:
         params.setdefault("inference", "vb")
     fits = []
@@ -424,8 +425,8 @@ def test_engines_agree_on_a_fit_with_split_merge_moves(Estimator):
             "W": np.repeat(n_d[:, None] / 5, 5, axis=1),
             "H": H0 / H0.sum(axis=1, keepdims=True),
         }
-    # LDAVI's moves are the mean-field VB's (its default, CVB0, makes none);
-    # KLNMF's and PLSI's default coordinate descent leaves this optimum
+    # LDAVI's moves are the mean-field VB's (its default, MAP by EM, and CVB0
+    # make none); KLNMF's and PLSI's coordinate descent leaves this optimum
     # without moves (tests/engine/test_restarts_and_moves.py): the moves are
     # tested on the multiplicative and EM updates.
     params = {
