@@ -177,13 +177,13 @@ def _peak_memory_of_a_blockwise_fit(n_blocks, rows=500, m=2000):
 
 
 def test_memory_is_bounded_by_a_chunk_not_the_corpus():
-    # 10,000 and then 20,000 documents generated block by block, fitted in
-    # canonical chunks of the same size (2,048 rows): the corpus (12 MB,
-    # then 24 MB of CSR here) is never in memory at once.  Doubling it adds
-    # a few copies of W (state, update, attributes), not the corpus's 12 MB.
-    small, small_corpus, small_w = _peak_memory_of_a_blockwise_fit(20)
-    large, large_corpus, large_w = _peak_memory_of_a_blockwise_fit(40)
-    assert large_corpus - small_corpus > 1e7
+    # 20,000 and then 40,000 documents generated block by block, fitted in
+    # canonical chunks of the same size (10,000 rows): the corpus (24 MB,
+    # then 48 MB of CSR here) is never in memory at once.  Doubling it adds
+    # a few copies of W (state, update, attributes), not the corpus's 24 MB.
+    small, small_corpus, small_w = _peak_memory_of_a_blockwise_fit(40)
+    large, large_corpus, large_w = _peak_memory_of_a_blockwise_fit(80)
+    assert large_corpus - small_corpus > 2e7
     growth = large - small
     assert growth < 10 * (large_w - small_w) + (large_corpus - small_corpus) / 8, (
         small,
