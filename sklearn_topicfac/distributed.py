@@ -24,7 +24,8 @@ is an optional dependency: ``pip install "sklearn-topicfac[distributed]"``.
 A block-wise fit starts where the in-memory fit starts, at every ``init``
 but ``"kmeans"`` (the SVD start is computed from products of X with thin
 matrices, a pass over the blocks each), so ``fit(X_dask)`` equals
-``fit(X_dask.compute())`` with the same parameters.  The runner is
+``fit(X_dask.compute())`` with the same parameters up to the order of the
+sums over documents (rounding; see ``docs/guide/scaling.md``).  The runner is
 `sklearn_topicfac.engine.dask.DaskRunner`.
 """
 

@@ -4,7 +4,8 @@ Wrap the corpus in :class:`Blocks` and pass it to ``fit``::
 
     model = PLSI(n_components=50).fit(Blocks(X_on_disk, block_size=20_000))
 
-Each iteration reads the blocks once, in order; only the document factor
+Each iteration reads the blocks in order, once (twice for diagonal Newton,
+the default solver of KLNMF, NormalizedNMF and PLSI); only the document factor
 (``n_samples x n_components``), the topics and one block's data and
 temporaries are in memory at a time.  The iterations are those of the
 in-memory fit (a map-reduce of per-document statistics), so from the same

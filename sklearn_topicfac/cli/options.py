@@ -80,9 +80,11 @@ for the same documents.  INPUT is read as by 'topicfac' (see topicfac --help).
 """
 
 _APPLY_EPILOG = """\
-MODEL is a skops file: loading it builds only the package's estimators,
-scikit-learn's and NumPy's types, and refuses a file naming anything else, so
-a model file from someone else cannot run code.  A pickle (joblib) file, as
+MODEL is a skops file: loading it builds only the package's estimators, the
+steps --save-model puts in front of them (a Pipeline, a CountVectorizer, a
+column selection) and NumPy's and built-in types, and refuses a file naming
+anything else (another scikit-learn estimator included), so a model file from
+someone else cannot run code.  A pickle (joblib) file, as
 --save-model wrote before, loads only with --trust-pickle.
 
 examples:

@@ -31,8 +31,9 @@ class HybridNMFPLSI(TopicFactorization):
     1. start from a smoothed K-means clustering (``init="kmeans"``:
        assignment indicator plus 0.2, cluster centroids, normalized);
     2. repeat rounds of *NMF to convergence, then PLSI to convergence* until
-       a whole round lowers the objective by no more than ``tol`` times the
-       objective at the start (or ``n_rounds`` rounds have run).
+       the rounds have converged by the fit loop's rule applied to the
+       objective after each whole round (see ``tol``), or ``n_rounds``
+       rounds have run.
 
     Each phase reuses :class:`KLNMF`'s or :class:`PLSI`'s own update steps;
     switching phase only rescales the factors (``W H`` unchanged), so the
