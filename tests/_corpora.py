@@ -57,12 +57,19 @@ def random_start(X, k, seed=1):
     return rng.random((X.shape[0], k)) + 0.1, rng.random((k, X.shape[1])) + 0.1
 
 
-def load_example(name):
-    """The module ``examples/<name>.py``, imported from its file."""
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+def load_file(path):
+    """The module of the Python file ``path`` (a script of the repository
+    outside the package: an example, a docs helper, a benchmark helper)."""
+    path = Path(path)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_example(name):
+    """The module ``examples/<name>.py``, imported from its file."""
+    return load_file(EXAMPLES / f"{name}.py")
 
 
 def planted_local_optimum():

@@ -41,7 +41,10 @@ settings.load_profile("ci")
 # The suite runs on the NumPy kernels (the reference); the tests that take
 # the ``backend`` fixture run on both backends.  Without numba the numba runs
 # skip (`pip install ".[fast]"`, which .ci/run installs for the slow tests).
+from pathlib import Path  # noqa: E402
+
 import pytest  # noqa: E402
+from _corpora import load_file  # noqa: E402
 
 from sklearn_topicfac import config_context  # noqa: E402
 from sklearn_topicfac._config import numba_available  # noqa: E402
@@ -60,3 +63,13 @@ def backend(request, _numpy_backend_by_default):
         pytest.skip('the numba backend needs numba: pip install ".[fast]"')
     with config_context(backend=request.param):
         yield request.param
+
+
+# --------------------------------------------------------- generated blocks
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def docblocks():
+    """``benchmarks/_docblocks.py``, the generated blocks' writer and checks."""
+    return load_file(REPO_ROOT / "benchmarks" / "_docblocks.py")

@@ -12,7 +12,6 @@ benchmarks/README.md, "Parameters and claimed defaults".
 """
 
 import copy
-import importlib.util
 import json
 from pathlib import Path
 
@@ -22,15 +21,6 @@ import sklearn_topicfac as tf
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "docs" / "_data"
-
-
-@pytest.fixture(scope="module")
-def docblocks():
-    path = ROOT / "benchmarks" / "_docblocks.py"
-    spec = importlib.util.spec_from_file_location("_docblocks", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _blocks():

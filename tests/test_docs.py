@@ -1,7 +1,6 @@
 """The code of the documentation's worked examples runs; no page holds
 placeholder text."""
 
-import importlib.util
 import re
 import sys
 import types
@@ -9,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _corpora import load_file
 from sklearn.base import BaseEstimator
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -125,10 +125,7 @@ def test_no_placeholder_text_in_the_docs(page):
 # ------------------------------------------------------- the API reference
 def _api_sources():
     """``docs/_api.py``, which writes the API reference's generated blocks."""
-    spec = importlib.util.spec_from_file_location("_api", DOCS / "_api.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(DOCS / "_api.py")
 
 
 def _api_toctree():
@@ -220,15 +217,6 @@ def test_one_list_of_the_estimators_with_partial_fit():
 
 # Generated blocks (benchmarks/_docblocks.py): every table a benchmark writes
 # into a page is the rendering of its docs/_data JSON, exactly.
-
-
-@pytest.fixture(scope="module")
-def docblocks():
-    path = DOCS.parent / "benchmarks" / "_docblocks.py"
-    spec = importlib.util.spec_from_file_location("_docblocks", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_generated_blocks_are_current(docblocks):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _corpora import load_file
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_topicfac import (
@@ -46,11 +47,7 @@ GUIDE = DOCS / "guide"
 
 def _draw_guide():
     """``docs/figures/_draw_guide.py``, which runs the pages' code."""
-    path = DOCS / "figures" / "_draw_guide.py"
-    spec = importlib.util.spec_from_file_location("_draw_guide", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(DOCS / "figures" / "_draw_guide.py")
 
 
 DRAW = _draw_guide()

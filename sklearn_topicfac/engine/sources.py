@@ -101,9 +101,8 @@ def canonical_chunks(blocks, sizes):
                 X = X[take:]
             held += take
             if held == target:
-                chunk = pieces[0] if len(pieces) == 1 else sp.vstack(pieces, "csr")
+                yield _joined(pieces, start)
                 pieces, held = [], 0
-                yield prepared(chunk, start)
                 start += target
                 target = next(sizes, 0)
 
@@ -116,8 +115,13 @@ def assemble_chunk(start, stop, starts, *blocks):
         X[max(start - a, 0) : min(stop - a, X.shape[0])]
         for a, X in zip(starts, blocks, strict=True)
     ]
-    chunk = pieces[0] if len(pieces) == 1 else sp.vstack(pieces, "csr")
-    return prepared(chunk, start)
+    return _joined(pieces, start)
+
+
+def _joined(pieces, start):
+    """Consecutive CSR row ranges, the first at row ``start``, as one
+    `PreparedBlock` (a single piece used as it is)."""
+    return prepared(pieces[0] if len(pieces) == 1 else sp.vstack(pieces, "csr"), start)
 
 
 def overlapping(start, stop, bounds):
@@ -149,11 +153,6 @@ def validate_block(X, dtype, n_features, start, stop, index):
         )
     check_data_values(X.data if hasattr(X, "tocsr") else X, where)
     return to_csr(X)
-
-
-def prepare_block(X, dtype, n_features, start, stop, index):
-    """Validate a raw block (`validate_block`) and make it a `PreparedBlock`."""
-    return prepared(validate_block(X, dtype, n_features, start, stop, index), start)
 
 
 def unreadable_block(index, start, source, exc):
