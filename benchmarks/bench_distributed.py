@@ -10,10 +10,11 @@ anywhere.  Generation is timed separately.
 
 Both fits run ``PLSI(n_components=k, init="random", max_iter=n_iter, tol=0,
 random_state=0, split_merge=0)``, each in a fresh Python process so that its
-peak RSS (``ru_maxrss``) is its own.  The split-merge moves (PLSI's default
-makes up to 3) are off: this measures iterations, and a move's proposal
-costs passes of its own (on one 50,000-row block, 28 s for three proposals
-against 0.4 s an iteration, measured).  The kernels run on the backend of
+peak RSS (``ru_maxrss``) is its own.  The split-merge moves (off by
+default; ``split_merge=3`` makes up to 3) stay off: this measures
+iterations, and a move's proposal costs passes of its own (on one
+50,000-row block, 28 s for three proposals against 0.4 s an iteration,
+measured).  The kernels run on the backend of
 the configuration: numba when it is installed (``backend="auto"``; each
 block is far above its threshold), else NumPy.
 

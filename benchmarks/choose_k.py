@@ -24,8 +24,9 @@ Methods (``--estimator`` picks the topic model, KLNMF by default):
   Schwarz's information criterion (``sklearn_topicfac.metrics.aic``/``bic``).
 
 Budget: two cores shared with other work, so ``n_jobs=1``, 5 subsamples of
-80 % of the documents (the paper uses 100), ``max_iter=100`` (the fits stop
-at ``tol=1e-4`` first on every corpus but the largest k of 20 Newsgroups).
+80 % of the documents (the paper uses 100), ``max_iter=100`` (with the former
+multiplicative updates, the fits stopped at ``tol=1e-4`` first on every
+corpus but the largest k of 20 Newsgroups; not re-measured since).
 
     python benchmarks/choose_k.py --quick                  # CSTR and Classic3
     python benchmarks/choose_k.py --out docs/choosing_k_methods_results.md \\

@@ -12,8 +12,9 @@ corpora of ``../shared/data`` and the grid of ``benchmarks/choose_k.py``:
   mixture's hard clustering of all the documents, with Dirichlet(beta)
   priors on the topics and Dirichlet(1) on the cluster sizes integrated in
   closed form (Biernacki, Celeux & Govaert 2000);
-- ``LDAVI bound``: LDAVI's evidence lower bound per word, one fit per k at
-  the estimator's defaults;
+- ``LDAVI bound``: LDAVI's evidence lower bound per word, one fit per k
+  with ``inference="vb"`` (the mean-field VB, whose bound this is; the
+  other parameters at the estimator's defaults);
 - ``gap``: Tibshirani, Walther & Hastie's (2001) gap statistic, with KLNMF's
   in-sample log-likelihood per word as the fit and two null corpora with no
   topic structure (the documents' lengths kept, their words drawn from the

@@ -15,10 +15,11 @@ topics (5, 10 and 20) and enough data for the truth to be recoverable
     GridSearchCV(Estimator(random_state=0, split_merge=3),
                  {"n_components": range(2, 31)}, cv=3)
 
-for PLSI, KLNMF and LDAVI, and prints the k each picks and the whole score
-curve.  For comparison it also reports the k minimizing BIC and AIC
-(:func:`sklearn_topicfac.metrics.bic`, :func:`~sklearn_topicfac.metrics.aic`)
-of the models fitted on the whole corpus.
+for PLSI, KLNMF and LDAVI (LDAVI with ``inference="vb"``), and prints the k
+each picks and the whole score curve.  For comparison it also reports the k
+minimizing BIC and AIC (:func:`sklearn_topicfac.metrics.bic`,
+:func:`~sklearn_topicfac.metrics.aic`) of the models fitted on the whole
+corpus.
 
     python examples/choosing_k.py --n-jobs 2   # the full sweep (~20 min on two cores)
     python examples/choosing_k.py --quick    # one small corpus, k = 2..8
@@ -42,12 +43,14 @@ from sklearn_topicfac import KLNMF, LDAVI, PLSI
 from sklearn_topicfac.metrics import aic, bic
 
 # With split-merge moves (off by default since they rarely pay on real
-# text, docs/performance.md): on these planted corpora they repair the local
-# optima that make the held-out score overshoot -- without them LDAVI's
-# score peaks at k = 28 on the 20-topic corpus.  The recorded results
-# (docs/choosing_k_results.md) were run with them, and LDAVI's with the
-# mean-field VB (inference="vb"; MAP by EM, the default, and CVB0 make no
-# moves).
+# text, docs/performance.md): on these planted corpora they repaired the
+# local optima that make the held-out score overshoot -- without them
+# LDAVI's score peaked at k = 28 on the 20-topic corpus when measured
+# (docs/guide/choosing_k.md).  LDAVI runs the mean-field VB
+# (inference="vb"; MAP by EM, the default, and CVB0 make no moves).  The
+# recorded results (docs/choosing_k_results.md, commit 680bfa5) predate
+# these settings: PLSI by EM and KLNMF by multiplicative updates, without
+# moves, and LDAVI's VB with max_iter=10 and its then-default moves.
 ESTIMATORS = {
     name: functools.partial(cls, split_merge=3, **params)
     for name, cls, params in (

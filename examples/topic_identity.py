@@ -2,7 +2,7 @@
 topics from k to k + 1, and write the report with the relevance slider.
 
 On the bundled Classic3 corpus (3,891 abstracts from three collections:
-medicine, information retrieval, aeronautics):
+medicine, information science, aeronautics):
 
 - two KLNMF fits from different random starts number their topics
   differently;
@@ -53,7 +53,8 @@ def main(argv=None):
     data = load_classic3()
     X, vocabulary, labels = data.data, data.feature_names, data.target_names
 
-    # From random starts (the default, NNDSVDa, is deterministic).
+    # From random starts (the default, NNDSVDa, gives nearly the same fit
+    # whatever the seed).
     first = KLNMF(n_components=3, init="random", random_state=0).fit(X)
     second = KLNMF(n_components=3, init="random", random_state=2).fit(X)
     order = align_topics(first, second)

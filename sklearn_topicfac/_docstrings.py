@@ -48,11 +48,13 @@ split_merge : int >= 0, default=0
     move merges the two topics that cost least to merge (near duplicates,
     or an empty topic) and splits in two the topic whose documents are
     furthest from one topic (a rank-2 KL-NMF of its expected counts), then
-    iterates again from there; it is kept if the objective ends lower by
-    more than ``tol`` times its size, else undone, and the first move
-    undone ends the moves.  The moves are made once the fit has roughly
-    converged (at 30 times ``tol``), and the fit kept then runs on to
-    convergence at ``tol``.  This repairs EM's typical local optimum --
+    iterates again from there; the moves are made once the fit has roughly
+    converged (at 30 times ``tol``), and a move is kept if the objective
+    ends lower by more than ``30 * tol`` times its size, what that rough
+    convergence resolves (``1e-6`` times at least), else undone, and the
+    first move undone ends the moves.  The fit kept then runs on to
+    convergence at ``tol``.  This repairs EM's
+    typical local optimum --
     two classes merged into one topic, another class split in two --
     which more iterations do not leave.  Each move tried costs about one
     more fit of as many iterations as the fit took, and on most corpora

@@ -58,7 +58,9 @@ def fit_dask(
     W, H : array-like, default=None
         Custom start (with ``init="custom"``), as for ``fit``.
     callback : callable, default=None
-        Called as ``callback(iteration, objective)`` after every iteration.
+        Called as ``callback(iteration, objective)`` after every iteration
+        (``objective``: the documents' part of the objective, summed over
+        the blocks).
 
     Returns
     -------

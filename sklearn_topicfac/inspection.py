@@ -261,8 +261,9 @@ def top_terms(model, feature_names=None, *, n_top=10):
 
     Terms are ranked by ``components_``; the weights are the rows of
     ``components_`` normalized to sum to one, i.e. :math:`P(w \\mid z)` for
-    every estimator of counts (for :class:`~sklearn_topicfac.LDAVI`, the
-    posterior mean of the topic).  :class:`~sklearn_topicfac.SimplexPLSA`'s
+    every estimator of counts (for :class:`~sklearn_topicfac.LDAVI`, its
+    default MAP estimate of the topic, or its posterior mean with
+    ``inference="vb"``).  :class:`~sklearn_topicfac.SimplexPLSA`'s
     real-valued bases are ranked and reported as they are.  Ties keep the
     vocabulary order.
 

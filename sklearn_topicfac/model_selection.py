@@ -589,10 +589,11 @@ def select_n_components(
     n_jobs=None,
     verbose=0,
 ):
-    """Choose the number of topics: by topic stability, or by held-out likelihood.
+    """Choose the number of topics: by stability, held-out likelihood, AIC or BIC.
 
     For every candidate k, ``estimator`` is cloned with ``n_components=k``
-    and fitted several times; each candidate gets a mean score and the best
+    and fitted several times (once for ``"aic"`` and ``"bic"``); each
+    candidate gets a mean score and the best
     candidate is the one with the highest mean.  All candidates see the same
     subsamples (or folds) and the same seeds, so their scores differ by k
     only.
@@ -698,7 +699,8 @@ def select_n_components(
     ------
     ValueError
         If ``method``, ``candidates``, ``n_subsamples``, ``subsample`` or
-        ``n_top`` is invalid, or ``cv`` is given for ``"stability"``.
+        ``n_top`` is invalid, or ``cv`` is given for a method other than
+        ``"held_out"``.
     TypeError
         If ``estimator`` is not an estimator, or (``"aic"``, ``"bic"``) not
         a topic model of this package.

@@ -66,8 +66,10 @@ print(table.to_string(weights=True))
 # ``topic_distances`` gives all the distances. With one topic more than
 # there are collections, each model splits one collection in two, and not
 # necessarily the same one: a topic both models found is at a small
-# distance from its match, the halves of a collection that only one model
-# split are far from theirs.
+# distance from its match; a half of a collection that only one model split
+# is matched either to that whole collection in the other model, at a
+# moderate distance, or, left over, to a topic of another collection, far
+# from it.
 order = align_topics(lda, plsi)
 distances = topic_distances(lda, plsi)
 lda_terms = top_terms(lda, vocabulary, n_top=4).terms

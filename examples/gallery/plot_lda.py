@@ -102,6 +102,6 @@ plt.show()
 # matters (held-out likelihood, perplexity), and when documents are short or
 # the corpus is small: there its priors pay most.
 # ``LDAVI(learning_method="online")`` streams large corpora.
-# :class:`~sklearn_topicfac.GammaPoissonVI` is the same model in its
-# Gamma-Poisson form, whose updates read like NMF's; it is the one to choose
-# to study that equivalence.
+# :class:`~sklearn_topicfac.GammaPoissonVI` is LDA without a prior on the
+# topics in its Gamma-Poisson form, whose updates read like NMF's; it is the
+# one to choose to study that equivalence.

@@ -61,7 +61,8 @@ CISI and CRANFIELD collections, with their collection as label) is used.
 Raw text is counted with scikit-learn's CountVectorizer (--stop-words,
 --min-df, --max-df, --max-features, --token-pattern); by default English stop
 words, terms in more than half of the documents and numbers are dropped.  On a
-count matrix (mat, and the bundled corpus) the same options drop columns.
+count matrix (mat, and the bundled corpus) --stop-words, --min-df, --max-df
+(default 1.0 there) and --max-features drop columns.
 The number of topics is by default the number of classes when the corpus has
 labels, else by held-out likelihood.  The NPMI coherence of each topic and
 the topic diversity are printed with the topics.  Each document is assigned to

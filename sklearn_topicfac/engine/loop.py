@@ -30,7 +30,7 @@ class IterationInfo(NamedTuple):
     estimator : str
         The estimator's class name (or the phase's, for the hybrid).
     run : str
-        Which run of the fit: ``"fit"``, ``"start 2/3"``, ``"move 1"``,
+        Which run of the fit: ``"fit"``, ``"start 2"``, ``"move 1"``,
         ``"round 1 NMF"``...
     iteration : int
         Iterations completed in this run (from 1).

@@ -217,8 +217,9 @@ class Blocks:
     block_size : int, default=10_000
         Rows per block when ``source`` is sliced.  How the rows are split
         into blocks changes nothing in a fit: the blocks are cut into the
-        corpus's canonical chunks (10,000 rows each, at most 256
-        chunks, fixed by the number of rows alone), so two partitions of the
+        corpus's canonical chunks (10,000 rows each, larger
+        beyond 2,560,000 rows so that there are at most 256; fixed by the
+        number of rows alone), so two partitions of the
         same rows give the same fit, bit for bit.
     dtype : {np.float64, np.float32}, default=None
         Dtype of the fit.  By default float32 when the (first) block is

@@ -68,8 +68,9 @@ def resolve_solver(solver, *, tempered=False):
     """``solver`` with ``"auto"`` resolved: diagonal Newton (``"dn"``), a
     map-reduce (`models.solvers.DN`) that runs the same way in memory, block
     by block and on Dask, and the fastest way to a converged fit on the
-    NumPy kernels (``docs/real_text.md``, "Does a default fit end
-    converged?"); with ``tempered`` (PLSI's ``beta < 1``), tempered EM."""
+    NumPy kernels on eight of the nine corpora measured (EM was faster on
+    Classic3; ``docs/real_text.md``, "Does a default fit end converged?");
+    with ``tempered`` (PLSI's ``beta < 1``), tempered EM."""
     if solver != "auto":
         return solver
     return "em" if tempered else "dn"
@@ -623,7 +624,8 @@ class TopicFactorization(TopicEstimator):
           words, :math:`\\sum_z W_{dz} \\sum_w H_{zw} = N_d`;
         - :class:`NormalizedNMF` and :class:`JointNMF`: topic weights with
           the topics normalized to sum to one, so a row sums to the
-          document's number of words;
+          document's number of words (divided by ``1 + alpha`` for
+          JointNMF's penalty ``alpha``);
         - :class:`GammaPoissonVI`: the posterior mean of the Gamma weights,
           rows summing to :math:`(N_d + \\sum_z \\alpha_z) / (b + 1)` for a
           document of :math:`N_d` words (``b`` the ``doc_topic_rate``).
@@ -768,8 +770,8 @@ class TopicFactorization(TopicEstimator):
         :math:`\\log(V/\\epsilon)`, and a word the topics do emit loses at
         most :math:`-\\log(1 - \\epsilon)` (the figures for real
         vocabularies are in ``docs/guide/choosing_k.md``); the same for every
-        estimator (LDA's topics, posterior means, already give every term
-        some probability).
+        estimator (LDA's topics, smoothed by their prior, already give
+        every term some probability).
         ``perplexity(X)`` is ``exp(-score(X))``.
 
         Parameters

@@ -13,8 +13,9 @@ shapes they are given, so state that reaches them must be checked first:
 Each estimator class declares ``_fitted_state``: attribute name -> `Array` or
 `Scalar`.  Shapes are written with symbols: ``"k"`` the number of topics
 (``components_``' rows), ``"m"`` ``n_features_in_``, ``"n"`` a length shared
-by the attributes that use it (the training documents), ``"d"`` another
-length shared the same way (a simplex's dimension), ``None`` any length.
+by the attributes that use it (the training documents), ``"a"`` and ``"d"``
+other lengths shared the same way (SimplexPLSA's principal axes and its
+simplex's dimension), ``None`` any length.
 """
 
 from dataclasses import dataclass

@@ -73,12 +73,13 @@ class JointNMF(StepwiseEM, TopicFactorization):
         objective.  With ``normalize="components"`` and ``alpha=0``,
         ``"cd"`` and ``"dn"`` run the iterations of :class:`PLSI` with
         the same solver.  The joint update stays the default: it is the
-        algorithm of paper 002; on real text it crawls as PLSI's EM does,
-        and ``"cd"`` / ``"dn"`` (PLSI's defaults, ``docs/real_text.md``)
-        end such fits by ``tol``.  Only ``"joint"`` runs block by block
-        (out-of-core, Dask); the others need every document at once and
-        are refused there.  ``partial_fit`` runs stepwise EM of the joint
-        update whatever ``solver`` is.
+        algorithm of paper 002; on real text it crawls as PLSI's EM does
+        (``max_iter`` reached on eight of nine corpora), and ``"dn"``
+        (PLSI's default) ended every such fit by ``tol``
+        (``docs/real_text.md``, "JointNMF").  Only ``"joint"`` runs block
+        by block (out-of-core, Dask); the others need every document at
+        once and are refused there.  ``partial_fit`` runs stepwise EM of
+        the joint update whatever ``solver`` is.
     init : {"random", "nndsvda", "kmeans", "custom"} or None, default=None
         Start, as for :class:`KLNMF`; a custom ``(W, H)`` is rescaled so
         that the rows of ``H`` (and, for ``"both"``, of ``W``) sum to one.

@@ -84,13 +84,15 @@ class PLSI(StepwiseEM, TopicFactorization):
         the fitted ``solver_`` says which ran.  ``"dn"`` and ``"em"`` run
         block by block and on Dask too; ``"cd"`` and ``"squarem"`` need
         every document at once and are refused there.
-        An EM step costs about half a ``"cd"`` or ``"dn"`` iteration, but
-        on real corpora each of those comes close to the objective it
-        converges to sooner than ``"em"`` on its backend, at a lower
-        objective, where an ``"em"`` fit usually stops at ``max_iter`` with
-        a ``ConvergenceWarning``; SQUAREM did not end converged by ``tol``
-        on every corpus measured (``docs/real_text.md``, "Does a default
-        fit end converged?").  With ``beta < 1`` only ``"auto"`` and
+        An EM step costs less than a ``"cd"`` or ``"dn"`` iteration, but
+        on eight of the nine real corpora measured ``"dn"`` on the NumPy
+        kernels and ``"cd"`` with numba came close to the objective they
+        converge to sooner than ``"em"`` on the same backend (not on
+        Classic3 and tr11 respectively), and ended no higher, where an
+        ``"em"`` fit usually stops at ``max_iter`` with a
+        ``ConvergenceWarning``; SQUAREM did not end converged by ``tol`` on
+        every corpus measured (``docs/real_text.md``, "Does a default fit
+        end converged?", and its History).  With ``beta < 1`` only ``"auto"`` and
         ``"em"`` are accepted (tempered EM); the others raise a
         ``ValueError``.
     init : {"random", "nndsvda", "kmeans", "custom"} or None, default=None

@@ -104,8 +104,8 @@ class SimplexPLSA(TopicEstimator):
     max_iter : int, default=1000
         Maximum number of EM steps of the PLSA step, and of fold-in sweeps.
     tol : float, default=1e-6
-        Relative objective decrease below which the PLSA step stops (see
-        :class:`PLSI`).  Smaller than :class:`PLSI`'s default: mapped onto
+        Stopping threshold of the PLSA step (the fit loop's rule, as
+        :class:`PLSI`'s ``tol``).  Smaller than :class:`PLSI`'s default: mapped onto
         the simplex, the data can usually be enclosed exactly, the objective
         heads for zero, and EM's last, slow steps are what move the vertices
         out to the data's corners.

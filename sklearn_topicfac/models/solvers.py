@@ -52,9 +52,10 @@ class Solver:
     summary: str
 
 
-# Coordinate descent's and diagonal Newton's default fits end by ``tol``
-# within 369 and 497 iterations on the nine shared corpora; searches over k
-# took up to 882, so their cap is 1000 (``docs/real_text.md``).  The
+# Diagonal Newton's default fits end by ``tol`` within 497 iterations on
+# the nine shared corpora, and its fits in searches over k within 805
+# (coordinate descent's within 369 and 882 when it was the default), so
+# their cap is 1000 (``docs/real_text.md``).  The
 # multiplicative and EM updates keep the former default (scikit-learn's
 # ``NMF``'s): on real text they crawl, and more iterations cost time without
 # ending their fits by ``tol``.

@@ -311,8 +311,9 @@ def test_transform_of_a_dask_array_is_lazy_and_equal(client):
 def test_grid_search_over_k_on_the_cluster(client):
     X = _corpus(n=300, m=50)
     grid = {"n_components": [2, 3, 4, 5]}
-    # The solver pinned: "auto" follows the backend, which the suite sets to
-    # NumPy here and the workers do not inherit (they may run numba).
+    # A short EM fit, pinned: the workers do not inherit the suite's NumPy
+    # backend (they may run numba, whose rounding differs); the test needs
+    # only the same choice of k on both sides.
     est = PLSI(solver="em", max_iter=40, random_state=0)
     local = GridSearchCV(est, grid, cv=3).fit(X)
     with parallel_config(backend="dask"):

@@ -153,7 +153,8 @@ def cvb0_sweep(
     float64).
 
     One side is walked in order and the other one's counts are read and
-    summed at random, into one array per thread: by documents (CSR), unless
+    summed at random, into one array per range of the fixed sum split
+    (`_sum_bounds`): by documents (CSR), unless
     the topics' counts outgrow `_CVB0_CACHED_VALUES` and there are more terms
     than documents; then by terms (CSC), so that the random accesses stay
     in the smaller ``(n_samples, k)`` arrays (a vocabulary of tens of
