@@ -31,7 +31,6 @@ from numbers import Integral
 from pathlib import Path
 
 import numpy as np
-from packaging.version import InvalidVersion, Version
 from sklearn.compose import ColumnTransformer
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import Pipeline
@@ -69,6 +68,27 @@ _LEGACY_SOLVERS = {
     "PLSI": {"solver": "em"},
     "HybridNMFPLSI": {"nmf_solver": "mu", "plsi_solver": "em"},
 }
+
+
+def _legacy_inference(cls, state):
+    """The inference a fitted LDAVI file without ``inference_`` ran, when
+    its ``inference="auto"`` meant something else then: the files written
+    before ``inference_`` existed (commits f8a9f33 to 4fe966e) ran CVB0 in
+    batch learning with a topic-word prior, where ``"auto"`` is now MAP;
+    a model learned by ``partial_fit``, which wrote no ``inference_`` until
+    it recorded ``"vb"``, ran online VB.  ``None`` for every other file
+    (its parameter says what it ran)."""
+    if not issubclass(cls, estimators.LDAVI) or "inference_" in state:
+        return None
+    if "components_" not in state or state.get("inference") != "auto":
+        return None
+    batch = state.get("learning_method", "batch") == "batch"
+    prior = state.get("topic_word_prior", "auto") is not None
+    # partial_fit (which leaves n_iter_ at 0) ran online VB.
+    online = state.get("n_iter_") == 0
+    return "cvb0" if batch and prior and not online else "vb"
+
+
 # SimplexPLSA then kept its map onto the simplex in private attributes.
 _LEGACY_SIMPLEX_MAP = {
     "_exponent": "exponent",
@@ -298,10 +318,10 @@ def load(path, *, trust_pickle=False, max_size="auto"):
        than 64 levels.
     2. **Its types.**  Every object it names must be one a model file of the
        package holds: the package's estimators, a scikit-learn ``Pipeline``,
-       ``CountVectorizer`` or ``ColumnTransformer`` (what ``topicfac
-       --save-model`` puts in front of the model), NumPy arrays and scalar
-       types, and Python's containers.  Otherwise nothing is built and a
-       ``ValueError`` names the types.
+       ``CountVectorizer``, ``ColumnTransformer`` or ``FunctionTransformer``
+       (what ``topicfac --save-model`` puts in front of the model), NumPy
+       arrays and scalar types, and Python's containers.  Otherwise
+       nothing is built and a ``ValueError`` names the types.
     3. **Their settings.**  A pipeline caches nothing (``memory=None``); a
        vectorizer reads the documents it is given, not files they name
        (``input="content"``), with no callables and a vocabulary whose
@@ -317,12 +337,12 @@ def load(path, *, trust_pickle=False, max_size="auto"):
     which the model transforms, scores and refits as it did (one start, no
     split-merge moves, LDAVI's mean-field VB, and a ``solver`` the file
     lacks is the multiplicative (KLNMF, NormalizedNMF) or EM (PLSI) updates
-    that version ran).  A file saved by a newer version loads
-    with a warning naming both versions; a class that has moved since
-    (module renamed) is found under its new name.  A pickle (``joblib.dump``,
-    or ``topicfac --save-model`` before it wrote skops files) is refused
-    unless ``trust_pickle=True``: reading a pickle can run any code it
-    contains.
+    that version ran, the hybrid's phases likewise).  A file saved by a
+    newer version loads with a warning naming both versions; a class that
+    has moved since (module renamed) is found under its new name.  A pickle
+    (``joblib.dump``, or ``topicfac --save-model`` before it wrote skops
+    files) is refused unless ``trust_pickle=True``: reading a pickle can run
+    any code it contains.
 
     Parameters
     ----------
@@ -586,13 +606,53 @@ def _with_schema(archive, schema):
     return buffer.getvalue()
 
 
+# A version as this package writes them (PEP 440's release, pre-release,
+# post- and development parts; no epoch or local part).
+_VERSION = re.compile(
+    r"(?P<release>\d+(?:\.\d+)*)"
+    r"(?:(?P<pre>a|b|rc)(?P<pre_n>\d+))?"
+    r"(?:\.post(?P<post>\d+))?"
+    r"(?:\.dev(?P<dev>\d+))?"
+)
+
+
+def version_key(version):
+    """A sort key of a version string, ``None`` for one not understood.
+
+    Orders as PEP 440 does for the versions this package writes: a
+    development release before its pre-releases, these before the final
+    release, and that before its post-releases.
+
+    >>> version_key("0.1.0.dev0") < version_key("0.1.0rc1") < version_key("0.1")
+    True
+    >>> version_key("0.1.0") < version_key("0.1.0.post1") < version_key("0.10")
+    True
+    >>> version_key("not a version") is None
+    True
+    """
+    match = _VERSION.fullmatch(str(version).strip().lower().lstrip("v"))
+    if match is None:
+        return None
+    release = [int(part) for part in match["release"].split(".")]
+    while len(release) > 1 and release[-1] == 0:
+        release.pop()
+    stages = {"a": 0, "b": 1, "rc": 2}
+    if match["pre"]:
+        pre = (stages[match["pre"]], int(match["pre_n"]))
+    elif match["dev"] and not match["post"]:
+        pre = (-1, 0)  # a development release precedes the pre-releases
+    else:
+        pre = (3, 0)
+    post = int(match["post"]) if match["post"] else -1
+    dev = int(match["dev"]) if match["dev"] else float("inf")
+    return (tuple(release), pre, post, dev)
+
+
 def _check_newer(shown, saved_by):
     if saved_by is None:
         return
-    try:
-        newer = Version(saved_by) > Version(__version__)
-    except InvalidVersion:
-        newer = False
+    saved, installed = version_key(saved_by), version_key(__version__)
+    newer = saved is not None and installed is not None and saved > installed
     if newer:
         warnings.warn(
             f"{shown} was saved by sklearn-topicfac {printable(saved_by)}, newer "
@@ -910,6 +970,8 @@ def _upgraded_state(cls, state):
     for name, parameter in inspect.signature(cls.__init__).parameters.items():
         if name != "self" and name not in state:
             state[name] = legacy.get(name, parameter.default)
+    if inference := _legacy_inference(cls, state):
+        state["inference_"] = inference
     if issubclass(cls, SimplexPLSA) and "simplex_map_" not in state:
         if all(old in state for old in _LEGACY_SIMPLEX_MAP):
             simplex_map = SimplexMap()

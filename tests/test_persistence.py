@@ -21,7 +21,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import make_pipeline
 
 import sklearn_topicfac
-from sklearn_topicfac import KLNMF, PLSI, load, save
+from sklearn_topicfac import KLNMF, LDAVI, PLSI, load, save
 from sklearn_topicfac._validation import data_fingerprint
 from sklearn_topicfac.persistence import read_stamp
 
@@ -214,6 +214,24 @@ def test_models_pickled_before_the_restructuring_load_and_transform_the_same():
             atol=1e-15,
             err_msg=name,
         )
+
+
+def test_an_ldavi_file_from_before_inference_attribute_keeps_its_cvb0(tmp_path):
+    # Saved when "auto" ran CVB0 and before the fitted inference_ existed
+    # (tests/data/README.md): read as today's "auto" it would fold in by MAP
+    # and transform differently (by up to 0.12 on this file).
+    model = load(DATA / "ldavi_before_inference_attribute.skops")
+    saved = np.load(DATA / "ldavi_before_inference_attribute.npz")
+    assert model.inference == "auto" and model.inference_ == "cvb0"
+    np.testing.assert_allclose(
+        model.transform(saved["X_new"]), saved["transform"], rtol=1e-12, atol=1e-15
+    )
+    # A file of today records what ran, and the upgrade leaves it alone.
+    X = np.random.default_rng(0).poisson(1.0, (24, 8))
+    fitted = LDAVI(n_components=2, random_state=0, max_iter=20).fit(X)
+    back = load(save(fitted, tmp_path / "today.skops"))
+    assert fitted.inference_ == back.inference_ == "map"
+    assert np.array_equal(back.transform(X), fitted.transform(X))
 
 
 def _with_module_renamed(path, old, new, out):

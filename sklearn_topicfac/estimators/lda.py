@@ -114,6 +114,10 @@ class _Variational(TopicFactorization):
         """The mean-field model, which online learning runs."""
         return self._build_model()
 
+    def _resolve_online(self):
+        """What ``partial_fit`` settles before it learns: nothing here
+        (LDAVI records the inference it runs)."""
+
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     @all_or_nothing(fresh=False)
@@ -126,7 +130,10 @@ class _Variational(TopicFactorization):
         mini-batch's E-step starts from a random draw, the others from all
         ones; the topic update weighs each
         mini-batch by ``total_samples / batch size`` (scikit-learn's
-        ``partial_fit``).
+        ``partial_fit``).  For LDAVI, ``inference_`` becomes ``"vb"`` (so
+        ``transform`` folds in by VB as well, also after a batch ``fit`` by
+        MAP or CVB0), and ``inference="map"`` or ``"cvb0"`` are refused:
+        they are batch methods.
 
         Parameters
         ----------
@@ -137,11 +144,17 @@ class _Variational(TopicFactorization):
         -------
         self : object
             The updated estimator.
+
+        Raises
+        ------
+        ValueError
+            LDAVI with ``inference="map"`` or ``"cvb0"``.
         """
         first = not hasattr(self, "components_")
         if not first:
             self._check_fitted()
         X = self._validate_X(X, reset=first)
+        self._resolve_online()
         model = self._vb_model() if not first else None
         if first:
             self._reset_state()
@@ -341,7 +354,7 @@ class LDAVI(_Variational):
 
     :meth:`score` and :meth:`perplexity` are the held-out
     document-completion log-likelihood per word that every estimator of the
-    package shares (see ``_BaseTopicModel.score``): each document's tokens
+    package shares (see ``TopicFactorization.score``): each document's tokens
     are split by binomial thinning, ``transform``'s fold-in runs on one
     half, and the other half is scored under the mixture
     :math:`P(w \\mid d) = \\hat\\theta_d \\, \\mathbb{E}[\\beta]`.
@@ -433,16 +446,17 @@ default=None
         duplicates, or an empty topic) and splits in two the topic whose
         share of the data is furthest from one topic (a rank-2 KL-NMF of it),
         then runs the epochs again from there; it is kept if the bound ends
-        higher by more than ``tol`` times its size (what the fit's own
-        stopping rule resolves; ``1e-6`` for ``tol=0``), else undone, and the
-        first move undone ends the moves.  This
+        higher by more than ``30 * tol`` times its size (the moves start
+        from the fit run to ``30 * tol``, which resolves no finer; ``1e-6``
+        times at least), else undone, and the first move undone ends the
+        moves.  This
         repairs batch VB's typical local optimum -- two true topics merged
         into one, another split in two -- which more epochs, and often more
         restarts, do not leave, and which biases choosing ``n_components``
         by held-out score upwards (``docs/lda.md``).  Each move tried costs
-        about one more fit of a few epochs, and on most labeled corpora
-        none was kept (both measured in ``docs/performance.md``), so they
-        are off by default.  With
+        up to as many epochs again as the fit took (at least 20), and on
+        most labeled corpora none was kept (both measured in
+        ``docs/performance.md``), so they are off by default.  With
         ``split_merge=0``, ``init="random"`` and the same ``random_state``
         the first epoch is scikit-learn's (the later ones differ by their
         E-step's start, see above).  The moves made are in
@@ -668,6 +682,19 @@ default=None
     def _resolve(self):
         super()._resolve()
         self.inference_ = self._resolved_inference()
+
+    def _resolve_online(self):
+        # partial_fit runs online VB whatever learning_method says; the
+        # fold-in of transform must be VB's too, not what "auto" means for
+        # a batch fit (MAP).
+        if self.inference in COLLAPSED:
+            raise ValueError(
+                f"partial_fit runs online variational Bayes, and "
+                f"inference={self.inference!r} runs batch sweeps over all the "
+                "documents; use inference='auto' or 'vb' with partial_fit, or "
+                "fit for this inference."
+            )
+        self.inference_ = "vb"
 
     def _inference(self):
         """The inference the fit resolved (`_resolve`): the fitted

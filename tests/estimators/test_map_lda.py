@@ -210,3 +210,25 @@ def test_a_rise_by_float32_rounding_is_said():
     assert (np.diff(h) > ROUNDING * abs(h[0])).any()
     messages = [str(w.message) for w in caught if w.category is RuntimeWarning]
     assert any("LDAVI (MAP): the objective rose" in m for m in messages), messages
+
+
+def test_partial_fit_runs_and_folds_in_by_vb_whatever_auto_means_for_fit():
+    # "auto" is MAP for a batch fit; partial_fit learns by online VB, so its
+    # transform must fold in by VB too (it used to fold VB's topics in by
+    # MAP), and after a batch MAP fit, a partial_fit turns the model to VB.
+    X = lda_counts(n=80, m=30, seed=3)
+    online = LDAVI(3, random_state=0).partial_fit(X)
+    vb = LDAVI(3, inference="vb", random_state=0).partial_fit(X)
+    assert online.inference_ == vb.inference_ == "vb"
+    assert np.array_equal(online.components_, vb.components_)
+    assert np.array_equal(online.transform(X), vb.transform(X))
+    fitted = LDAVI(3, random_state=0, max_iter=10).fit(X)
+    assert fitted.inference_ == "map"
+    assert fitted.partial_fit(X).inference_ == "vb"
+
+
+@pytest.mark.parametrize("inference", ["map", "cvb0"])
+def test_partial_fit_refuses_a_batch_inference(inference):
+    X = lda_counts(n=40, m=20, seed=4)
+    with pytest.raises(ValueError, match="partial_fit runs online variational"):
+        LDAVI(3, inference=inference).partial_fit(X)
