@@ -508,7 +508,8 @@ default=None
         made; ``transform`` folds in by CVB0 sweeps with the topics fixed
         (``max_doc_update_iter``, ``mean_change_tol`` on :math:`N_{dk}`);
         :meth:`bound` is that log-likelihood; batch only, with a topic-word
-        prior; :meth:`partial_fit` runs online VB on ``components_``.
+        prior; :meth:`partial_fit` refuses it (online learning is VB's:
+        use ``inference="auto"`` or ``"vb"`` there).
         On a large corpus a start's first sweeps can change the objective by
         less than ``tol`` while its topics are still alike, so each start
         makes at least 10 sweeps before the stopping rule is consulted
