@@ -21,7 +21,7 @@ minimizing BIC and AIC (:func:`sklearn_topicfac.metrics.bic`,
 :func:`~sklearn_topicfac.metrics.aic`) of the models fitted on the whole
 corpus.
 
-    python examples/choosing_k.py --n-jobs 2   # the full sweep (~20 min on two cores)
+    python examples/choosing_k.py --n-jobs 2   # full sweep (~20 min at 680bfa5)
     python examples/choosing_k.py --quick    # one small corpus, k = 2..8
     python examples/choosing_k.py --report docs/choosing_k_results.md \\
         --figure docs/figures/choosing_k.png
