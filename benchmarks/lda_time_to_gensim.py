@@ -36,7 +36,7 @@ def main():
     target = lda.completion_perplexity(g.result, test_obs, test_held)
     print(f"gensim LdaModel, {PASSES} passes: {g.wall:.1f} s, perplexity {target:.1f}")
     print("LDAVI from its default start (s, held-out perplexity):")
-    print("| epochs | split_merge=0 | split_merge=1 | split_merge=3 (default) |")
+    print("| epochs | split_merge=0 | split_merge=1 | split_merge=3 |")
     print("|---|---|---|---|")
     for epochs in (1, 2, 3):
         cells = []

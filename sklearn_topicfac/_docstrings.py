@@ -56,10 +56,11 @@ split_merge : int >= 0, default=0
     convergence at ``tol``.  This repairs EM's
     typical local optimum --
     two classes merged into one topic, another class split in two --
-    which more iterations do not leave.  Each move tried costs about one
-    more fit of as many iterations as the fit took, and on most corpora
-    none is kept (both measured in ``docs/performance.md``), so they are
-    off by default.  The moves made are in
+    which more iterations do not leave.  Each move tried costs up to as
+    many iterations again as the fit took (at least 20), and on most
+    labeled corpora none was kept (measured with the former multiplicative
+    and EM updates, ``docs/performance.md``, History), so they are off by
+    default.  The moves made are in
     ``split_merge_moves_``.""",
     "moves_made": """\
 split_merge_moves_ : list of dict

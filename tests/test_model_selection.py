@@ -150,7 +150,7 @@ def test_stability_finds_the_planted_number_of_topics(seed):
             random_state=0,
         )
 
-    # Coordinate descent (the default with numba) finds it too; the margins
+    # Coordinate descent (a default before diagonal Newton) finds it too; the margins
     # below were measured with the multiplicative updates (with "cd" the
     # narrowest is 0.11, seed 2, k = 3).
     with warnings.catch_warnings():

@@ -46,7 +46,7 @@ def completion_perplexity(topics, observed, held, n_sweeps=100):
 # ---------------------------------------------------------------- runners
 def ldavi(X, k, epochs, method="batch", seed=0, init="random", split_merge=0):
     """LDAVI by the mean-field VB, scikit-learn's algorithm (not the default
-    CVB0); ``init="random"`` is scikit-learn's start, drawn from the same seed.
+    MAP); ``init="random"`` is scikit-learn's start, drawn from the same seed.
 
     ``split_merge=0``: the epochs alone, the work scikit-learn's fit does;
     ``"default"``: the estimator's default moves.

@@ -455,8 +455,9 @@ default=None
         restarts, do not leave, and which biases choosing ``n_components``
         by held-out score upwards (``docs/lda.md``).  Each move tried costs
         up to as many epochs again as the fit took (at least 20), and on
-        most labeled corpora none was kept (both measured in
-        ``docs/performance.md``), so they are off by default.  With
+        most labeled corpora none was kept (measured when VB was the
+        default, ``docs/performance.md``, History), so they are off by
+        default.  With
         ``split_merge=0``, ``init="random"`` and the same ``random_state``
         the first epoch is scikit-learn's (the later ones differ by their
         E-step's start, see above).  The moves made are in
