@@ -42,9 +42,10 @@ def worst_found(components, phi, n=2):
 
 
 def estimator(start, k):
-    """An LDAVI: ``nndsvda`` (the default fit), ``no-moves`` (the same
-    without split-merge moves), ``random:SEED`` or ``n_init:N`` (both
-    without moves)."""
+    """An LDAVI by the mean-field VB: ``nndsvda`` (its default start),
+    ``no-moves`` (the same fit now that moves are off by default; kept for
+    the figures' command lines), ``random:SEED`` or ``n_init:N``; none
+    makes split-merge moves."""
     name, _, value = start.partition(":")
     if name == "nndsvda":
         return LDAVI(k, inference="vb", random_state=0)

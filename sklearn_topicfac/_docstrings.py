@@ -43,7 +43,8 @@ n_init : int >= 1, default=1
     ``random_state`` changes the result whenever ``n_init > 1``.
 split_merge : int >= 0, default=0
     Maximum number of split-merge moves after the fit (batch fits, in
-    memory and block-wise; ``partial_fit`` makes none); ``0``, the
+    memory and, for an estimator that fits block by block, block-wise; an
+    online ``partial_fit`` makes none); ``0``, the
     default, makes none (the iterates of the algorithm as published).  A
     move merges the two topics that cost least to merge (near duplicates,
     or an empty topic) and splits in two the topic whose documents are

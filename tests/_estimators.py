@@ -163,7 +163,7 @@ def _nmf_family(Estimator, bad_params=None, **capabilities):
         Estimator,
         # The tests give max_iter themselves; a test that does not (parameter
         # validation) stops before the first iteration anyway.
-        # One split-merge move at most (default: 3), as for LDAVI.
+        # One split-merge move at most (default: none), as for LDAVI.
         fast_params=_frozen({"max_iter": 20, "split_merge": 1}),
         n_init=True,
         multiplicative_family=True,
@@ -243,13 +243,14 @@ REGISTRY = (
             {"doc_topic_prior": 2.0},
             {"n_init": 2},
         ),
-        # One split-merge move at most (default: 3): the moves are exercised,
-        # each costs a whole fit; at most 20 E-step sweeps per document and
-        # E-step (default: 100) on the tests' small corpora.  These
-        # contracts are the mean-field VB's (inference="vb"): the default,
-        # CVB0, runs scikit-learn's estimator checks (check_params, which
-        # fit with the defaults), the engine, block-wise and distributed
-        # tests (variants), and its own in tests/estimators/test_cvb0.py.
+        # One split-merge move at most (default: none): the moves are
+        # exercised, each costs a whole fit; at most 20 E-step sweeps per
+        # document and E-step (default: 100) on the tests' small corpora.
+        # These contracts are the mean-field VB's (inference="vb"): the
+        # default, MAP, runs scikit-learn's estimator checks (check_params,
+        # which fit with the defaults), the engine, block-wise and
+        # distributed tests (variants), and its own in
+        # tests/estimators/test_map_lda.py (CVB0's in test_cvb0.py).
         fast_params=_frozen(
             {"split_merge": 1, "max_doc_update_iter": 20, "inference": "vb"}
         ),
@@ -342,7 +343,7 @@ REGISTRY = (
             {"n_rounds": 2, "nmf_solver": "mu", "plsi_solver": "em"},
         ),
         # Two rounds (default: 10), each two phases of up to max_iter; one
-        # split-merge move at most (default: 3).
+        # split-merge move at most (default: none).
         fast_params=_frozen({"n_rounds": 2, "split_merge": 1}),
         n_init=True,
         check_params=({"n_rounds": 3, "max_iter": 50},),

@@ -26,8 +26,8 @@ data with negative entries, the other estimators some (which they must
 refuse).  The settings are drawn too:
 ``n_components`` 1..4, every allowed ``init`` (``None`` included), the
 seed, ``max_iter`` up to 30, ``tol`` default or 0, and a few
-estimator-specific options.  ``LDAVI``/``GammaPoissonVI`` keep their default
-split-merge moves (active from three topics on).
+estimator-specific options; no estimator makes split-merge moves (their
+default, ``split_merge=0``).
 
 **Rounding slack of the objective history.**  The updates never increase
 the objective in exact arithmetic.  As in
