@@ -66,7 +66,7 @@ CORPORA = {
 TUNING = ["classic3", "cstr", "webkb4", "reuters", "re0"]
 VALIDATION = ["webace", "20news", "tr11", "tr41"]
 
-# (estimator, solver parameter, solvers; the first is today's algorithm)
+# (estimator, solver parameter, solvers; the first is the former default)
 METHODS = [
     (tf.KLNMF, "solver", ["mu", "cd", "dn"]),
     (tf.PLSI, "solver", ["em", "squarem", "cd", "dn"]),
@@ -198,9 +198,10 @@ def _first_within(points, target):
 
 
 def compare(name, X, k, reps, candidate="cd", oracle=None):
-    """Median CPU and wall seconds of ``reps`` default fits of today's
-    solver and of the ``candidate`` (``"cd"``, ``"dn"`` or ``"auto"``, the
-    default; the hybrid's: in both phases), alternating in this process
+    """Median CPU and wall seconds of ``reps`` fits of the former default
+    solver (mu/em, the first of ``METHODS``) and of the ``candidate``
+    (``"cd"``, ``"dn"`` or ``"auto"``, the default; the hybrid's: in both
+    phases), alternating in this process
     after one untimed fit of each; one row per estimator.
 
     ``oracle`` (CPU seconds): also the least wall time any stopping rule
@@ -569,7 +570,7 @@ def main():
         "--compare",
         type=int,
         metavar="REPS",
-        help="instead: median CPU s of REPS default fits, today's vs candidate",
+        help="instead: median CPU s of REPS fits, former default vs candidate",
     )
     parser.add_argument(
         "--oracle",
@@ -583,7 +584,7 @@ def main():
         "--candidate",
         choices=["cd", "dn", "auto"],
         default="cd",
-        help="the solver --compare sets against today's (auto: the default)",
+        help="the solver --compare sets against the former (auto: the default)",
     )
     add_backend_argument(parser)
     parser.add_argument(

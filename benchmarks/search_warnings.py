@@ -3,16 +3,16 @@
 Issue 30: choosing k with ``GridSearchCV`` over ``n_components`` printed one
 ``ConvergenceWarning`` per fit that stopped at ``max_iter``, and
 ``select_n_components`` one summary warning.  For KLNMF and PLSI on a real
-corpus (``benchmarks/convergence.py``'s corpora), this runs both searches
-with the former defaults (``solver="mu"`` / ``"em"``) and with the defaults
-(``solver="auto"``: coordinate descent where its compiled sweep runs --
-numba installed, the fit's data above the engine's threshold -- else
-diagonal Newton, as on the NumPy kernels, ``--backend numpy``; the column
-``solver_`` is the refitted best estimator's), counts the warnings, the
-most iterations any one fit of the search ran (against the iteration cap:
+corpus (``benchmarks/convergence.py``'s corpora), this runs both searches with
+the former defaults (``solver="mu"`` / ``"em"``) and with the defaults
+(``solver="auto"``: diagonal Newton since commit 4fe966e, wherever it runs;
+when the tables were made, coordinate descent where its compiled sweep ran,
+else diagonal Newton, as on the NumPy kernels, ``--backend numpy``; the column
+``solver_`` is the refitted best estimator's), counts the warnings, the most
+iterations any one fit of the search ran (against the iteration cap:
 ``max_iter="auto"`` is 200 for the multiplicative and EM updates, 1000 for
-coordinate descent and diagonal Newton), and times the search (CPU seconds
-of the process)::
+coordinate descent and diagonal Newton), and times the search (CPU seconds of
+the process)::
 
     python benchmarks/search_warnings.py --corpus re0 --ks 2 30 2 \\
         --write-doc real_text_search_warnings

@@ -137,7 +137,7 @@ def test_footnote_2_nmf_and_em_are_two_algorithms_for_one_set_of_optima():
         ref_z, ref_dz, ref_wz = plsa_em(X, p_z, p_d_z, C0, n_steps=3)
         for n_iter in (3, 150):
             common = dict(init="custom", max_iter=n_iter, tol=0, split_merge=0)
-            # The papers' algorithms (not the default coordinate descent).
+            # The papers' algorithms (not the default diagonal Newton).
             nmf = KLNMF(4, solver="mu", **common).fit(X, W=W0, H=H0)
             plsi = PLSI(4, solver="em", **common).fit(
                 X, W=W0 * h * N / (W0 * h).sum(), H=C0
