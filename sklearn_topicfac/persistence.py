@@ -616,18 +616,18 @@ _VERSION = re.compile(
 )
 
 
-def version_key(version):
+def _version_key(version):
     """A sort key of a version string, ``None`` for one not understood.
 
     Orders as PEP 440 does for the versions this package writes: a
     development release before its pre-releases, these before the final
     release, and that before its post-releases.
 
-    >>> version_key("0.1.0.dev0") < version_key("0.1.0rc1") < version_key("0.1")
+    >>> _version_key("0.1.0.dev0") < _version_key("0.1.0rc1") < _version_key("0.1")
     True
-    >>> version_key("0.1.0") < version_key("0.1.0.post1") < version_key("0.10")
+    >>> _version_key("0.1.0") < _version_key("0.1.0.post1") < _version_key("0.10")
     True
-    >>> version_key("not a version") is None
+    >>> _version_key("not a version") is None
     True
     """
     match = _VERSION.fullmatch(str(version).strip().lower().lstrip("v"))
@@ -651,7 +651,7 @@ def version_key(version):
 def _check_newer(shown, saved_by):
     if saved_by is None:
         return
-    saved, installed = version_key(saved_by), version_key(__version__)
+    saved, installed = _version_key(saved_by), _version_key(__version__)
     newer = saved is not None and installed is not None and saved > installed
     if newer:
         warnings.warn(
