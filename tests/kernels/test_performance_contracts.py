@@ -82,6 +82,34 @@ def test_sampled_product_matches_dense(
     assert_allclose(Y, expected, rtol=rtol)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sort_rows", [False, True])
+def test_document_passes_match_dense_references(many_small_units, dtype, sort_rows):
+    # The document passes (slabs and mixed units, with tiny units) against
+    # dense float64 algebra.
+    X = _lda_like(dtype=dtype)
+    if sort_rows:
+        X = X[np.argsort(np.diff(X.indptr), kind="stable")]
+    W, H = _factors(X, dtype=dtype)
+    rows, cols = X.nonzero()
+    W64, H64 = W.astype(np.float64), H.astype(np.float64)
+    ratio = X.data / (W64 @ H64)[rows, cols]
+    R64 = sp.csr_matrix((ratio, X.indices, X.indptr), shape=X.shape)
+    rtol = 1e-5 if dtype == np.float32 else 1e-13
+    W_em, R_em, (x_log_r, x_sum) = K.em_doc_pass(X, W, H)
+    assert W_em.dtype == dtype and R_em.dtype == dtype
+    assert_array_equal(R_em.indices, X.indices)
+    assert_allclose(R_em.data, ratio, rtol=rtol)
+    assert_allclose(W_em, W64 * (R64 @ H64.T), rtol=rtol)
+    assert_allclose(x_log_r, float(xlogy(X.data, ratio).sum()), rtol=rtol)
+    assert_allclose(x_sum, X.data.sum(), rtol=rtol)
+    R_mu, W_mu, R_new = K.mu_doc_step(X, W, H)
+    W_ref = W64 * (R64 @ H64.T) / H64.sum(axis=1)
+    assert_allclose(R_mu.data, ratio, rtol=rtol)
+    assert_allclose(W_mu, W_ref, rtol=rtol)
+    assert_allclose(R_new.data, X.data / (W_ref @ H64)[rows, cols], rtol=10 * rtol)
+
+
 def test_sorted_rows_form_slabs(many_small_units):
     X = _lda_like()
     X = X[np.argsort(np.diff(X.indptr), kind="stable")]
