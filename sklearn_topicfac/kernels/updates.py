@@ -9,12 +9,12 @@ from ._backend import twins
 from ._parallel import WorkQueue, n_threads, run_parallel
 from .divergence import ratio_log_sums
 from .products import (
+    batched_ratio_at_nonzeros,
     compressed_view,
     divide_into_ratio,
     into_temporary,
     multiply_keeping_zeros,
     positive_or_one,
-    ratio_at_nonzeros,
     sparse_dense_product,
     transposed_product,
     unit_product,
@@ -105,7 +105,8 @@ def em_doc_pass(X, W, H):
     """
     if (fast := twins(X, W.shape[1])) is not None:
         return fast.em_doc_pass(X, W, H)
-    R = ratio_at_nonzeros(X, W, H)
+    # A fit's pass: the ratio in padded blocks where they pay.
+    R = batched_ratio_at_nonzeros(X, W, H)
     return em_update_w(R, W, H), R, ratio_log_sums(X, R)
 
 

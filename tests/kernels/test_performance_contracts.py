@@ -110,6 +110,45 @@ def test_document_passes_match_dense_references(many_small_units, dtype, sort_ro
     assert_allclose(R_new.data, X.data / (W_ref @ H64)[rows, cols], rtol=10 * rtol)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sort_rows", [False, True])
+def test_batched_ratio_matches_dense_and_covers_every_entry_once(
+    many_small_units, monkeypatch, dtype, sort_rows
+):
+    # A fit's ratio: slabs of many rows, padded blocks, rows entry by entry.
+    monkeypatch.setattr(products, "_PADDED_ELEMENTS", 2048)
+    X = _lda_like(dtype=dtype)
+    if sort_rows:
+        X = X[np.argsort(np.diff(X.indptr), kind="stable")]
+    W, H = _factors(X, dtype=dtype)
+    units = products.work_units(X.indptr, 6, X.dtype.itemsize, batched=True)
+    kinds = {"padded" if len(u) == 4 else "slab" if u[2] else "entries" for u in units}
+    assert {"slab", "padded"} <= kinds if sort_rows else "entries" in kinds
+    spans = [(X.indptr[u[0]], X.indptr[u[1]]) for u in units]
+    assert spans[0][0] == 0 and spans[-1][1] == X.nnz
+    assert all(b == c for (_, b), (c, _) in zip(spans[:-1], spans[1:], strict=True))
+    for unit in units:
+        if len(unit) == 4:
+            s, e, length, (take, valid) = unit
+            lengths = np.diff(X.indptr[s : e + 1])
+            assert length == lengths.max()
+            assert length * (e - s) <= products._MAX_PADDING * lengths.sum()
+            assert_array_equal(take[valid], np.arange(lengths.sum()))
+    rows, cols = X.nonzero()
+    W64, H64 = W.astype(np.float64), H.astype(np.float64)
+    expected = X.data / (W64 @ H64)[rows, cols]
+    R = products.batched_ratio_at_nonzeros(X, W, H)
+    assert R.dtype == dtype
+    assert_array_equal(R.indices, X.indices)
+    assert_allclose(R.data, expected, rtol=1e-5 if dtype == np.float32 else 1e-13)
+    # The same bits on one thread or three (the units are the data's).
+    results = []
+    for n_threads in (1, 3):
+        monkeypatch.setattr(_parallel, "N_THREADS", n_threads)
+        results.append(products.batched_ratio_at_nonzeros(X, W, H).data)
+    assert_array_equal(results[0], results[1])
+
+
 def test_sorted_rows_form_slabs(many_small_units):
     X = _lda_like()
     X = X[np.argsort(np.diff(X.indptr), kind="stable")]
