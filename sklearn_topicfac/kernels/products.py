@@ -39,6 +39,13 @@ _MIN_SLAB = 1 << 9
 _MIN_SLAB_ROWS = 8
 _PADDED_ELEMENTS = 1 << 16
 _MAX_PADDING = 1.25
+# ... and only below this much work (entries times k), where the kernels
+# run on one thread.  With two threads, padded blocks gained nothing: the
+# default install's LDAVI fit on 20 Newsgroups took 24.3-25.0 s with them
+# against 22.8-23.1 s without (fresh processes; in-process 16.0 against
+# 16.1 s).  A constant, like the units themselves: the choice depends on
+# the data alone, never on the machine.
+_PADDED_MAX_WORK = 1 << 21
 
 
 def compressed_view(data, indices, indptr, shape, fmt="csr"):
@@ -361,32 +368,27 @@ def _batched_product_on_units(units, indptr, indices, W, Ht, out):
 def batched_ratio_at_nonzeros(X, W, H):
     """`ratio_at_nonzeros` as a fit's sweep computes it.
 
-    Rows that the fit loop's sorting leaves in short runs of equal length
-    (long documents of distinct lengths) are padded into blocks, each one
-    batched matrix-vector product (`_batched_units`): about twice as fast as
-    `ratio_at_nonzeros` on such corpora, the same elsewhere.  The rounding
+    Below ``_PADDED_MAX_WORK`` (one thread), rows that the fit loop's
+    sorting leaves in short runs of equal length (long documents of
+    distinct lengths) are padded into blocks, each one batched
+    matrix-vector product (`_batched_units`): about twice as fast as
+    `ratio_at_nonzeros` on such corpora, the same elsewhere.  Above it, this
+    is `ratio_at_nonzeros`.  The rounding
     of an entry in a padded block depends on the block's padded length, so
     a document's ratio can differ in its last bits with the other rows of
     the call: ``transform`` and every other fold-in use
     `ratio_at_nonzeros`, whose entries do not.  The same values up to
-    rounding; the same units whatever the number of threads.  NumPy only:
+    rounding, whatever the number of threads.  NumPy only:
     on the numba backend `em_doc_pass`, its caller, runs its own twin.
     """
     k = W.shape[1]
+    if X.nnz * k >= _PADDED_MAX_WORK:
+        return ratio_at_nonzeros(X, W, H)
     out = np.empty(X.nnz, dtype=np.result_type(W.dtype, H.dtype))
     if X.nnz:
+        units = work_units(X.indptr, k, out.itemsize, batched=True)
         Ht = np.ascontiguousarray(H.T)
-        indptr, indices = X.indptr, X.indices
-        units = work_units(indptr, k, out.itemsize, batched=True)
-        count = min(n_threads(X.nnz * k), len(units))
-        if count <= 1:
-            _batched_product_on_units(units, indptr, indices, W, Ht, out)
-        else:
-            queue = WorkQueue(units)
-            work = partial(
-                _batched_product_on_units, queue, indptr, indices, W, Ht, out
-            )
-            run_parallel([work] * count)
+        _batched_product_on_units(units, X.indptr, X.indices, W, Ht, out)
         divide_into_ratio(X.data, out)
     return sp.csr_matrix((out, X.indices, X.indptr), shape=X.shape, copy=False)
 

@@ -141,12 +141,18 @@ def test_batched_ratio_matches_dense_and_covers_every_entry_once(
     assert R.dtype == dtype
     assert_array_equal(R.indices, X.indices)
     assert_allclose(R.data, expected, rtol=1e-5 if dtype == np.float32 else 1e-13)
-    # The same bits on one thread or three (the units are the data's).
+    # The same bits on one thread or three (padded blocks run on one).
     results = []
     for n_threads in (1, 3):
         monkeypatch.setattr(_parallel, "N_THREADS", n_threads)
         results.append(products.batched_ratio_at_nonzeros(X, W, H).data)
     assert_array_equal(results[0], results[1])
+    # Above the work where the kernels use threads: ratio_at_nonzeros itself.
+    monkeypatch.setattr(products, "_PADDED_MAX_WORK", 0)
+    assert_array_equal(
+        products.batched_ratio_at_nonzeros(X, W, H).data,
+        K.ratio_at_nonzeros(X, W, H).data,
+    )
 
 
 def test_sorted_rows_form_slabs(many_small_units):
