@@ -107,15 +107,14 @@ _UNITS_LOCK = threading.Lock()
 
 
 def work_units(indptr, k, itemsize=4, batched=False):
-    """`_work_units` (`_batched_units` if ``batched``), remembered for the
-    last few row layouts."""
+    """`_work_units`, remembered for the last few row layouts."""
     key = (id(indptr), int(k), int(itemsize), bool(batched))
     digest = hash(indptr.tobytes())
     with _UNITS_LOCK:
         known = _UNITS.get(key)
     if known is not None and known[0]() is indptr and known[1] == digest:
         return known[2]
-    units = (_batched_units if batched else _work_units)(indptr, k, itemsize)
+    units = _work_units(indptr, k, itemsize, batched)
     try:
         ref = weakref.ref(indptr)
     except TypeError:  # pragma: no cover - every ndarray takes weak references
@@ -127,7 +126,7 @@ def work_units(indptr, k, itemsize=4, batched=False):
     return units
 
 
-def _work_units(indptr, k, itemsize=4):
+def _work_units(indptr, k, itemsize=4, batched=False):
     """Split the rows of a CSR matrix into the units of work of the sampled product.
 
     Returns a list of ``(r0, r1, length)``.  ``length > 0`` marks a *slab*:
@@ -137,15 +136,33 @@ def _work_units(indptr, k, itemsize=4):
     lengths.  A unit holds about ``_CHUNK_ELEMENTS / k`` entries, half as
     many for 8-byte floats (a single longer row is a unit of its own).  Rows
     sorted by length, as the fit loop orders them, are almost all in slabs.
+
+    ``batched=True`` gives the units of `batched_ratio_at_nonzeros`: a slab
+    also needs ``_MIN_SLAB_ROWS`` rows, and the rows between slabs go into
+    padded blocks (`_padded_blocks`, units ``(r0, r1, length, (take,
+    valid))``) where their lengths allow, entry by entry elsewhere.
     """
     n_rows = indptr.shape[0] - 1
-    per_unit = max(1, _CHUNK_ELEMENTS * 4 // (max(k, 1) * max(itemsize, 4)))
+    size = max(k, 1) * max(itemsize, 4)
+    per_unit = max(1, _CHUNK_ELEMENTS * 4 // size)
     counts = np.diff(indptr)
     change = np.flatnonzero(counts[1:] != counts[:-1]) + 1
     starts = np.concatenate(([0], change))
     ends = np.concatenate((change, [n_rows]))
     lengths = counts[starts]
     is_slab = (ends - starts) * lengths >= _MIN_SLAB
+    if batched:
+        is_slab &= ends - starts >= _MIN_SLAB_ROWS
+        per_padded = max(1, _PADDED_ELEMENTS * 4 // size)
+
+        def between(r0, r1):
+            return _padded_blocks(indptr, r0, r1, per_padded, per_unit)
+
+    else:
+
+        def between(r0, r1):
+            return _mixed_blocks(indptr, r0, r1, per_unit)
+
     units = []
     row = 0
     for s, e, length in zip(
@@ -154,11 +171,11 @@ def _work_units(indptr, k, itemsize=4):
         lengths[is_slab].tolist(),
         strict=True,
     ):
-        units += _mixed_blocks(indptr, row, s, per_unit)
+        units += between(row, s)
         step = max(1, per_unit // length)
         units += [(r, min(r + step, e), length) for r in range(s, e, step)]
         row = e
-    units += _mixed_blocks(indptr, row, n_rows, per_unit)
+    units += between(row, n_rows)
     return units
 
 
@@ -210,38 +227,6 @@ def _padded_blocks(indptr, r0, r1, per_padded, per_unit):
             mixed_from = s
     if mixed_from is not None:
         units += _mixed_blocks(indptr, mixed_from, r1, per_unit)
-    return units
-
-
-def _batched_units(indptr, k, itemsize=4):
-    """The units of `batched_ratio_at_nonzeros`: slabs (runs of at least
-    ``_MIN_SLAB_ROWS`` equal-length rows and ``_MIN_SLAB`` entries, cut as
-    in `_work_units`), padded blocks (`_padded_unit`) and, where lengths
-    differ too much to pad, rows computed entry by entry."""
-    n_rows = indptr.shape[0] - 1
-    scale = 4 / (max(k, 1) * max(itemsize, 4))
-    per_unit = max(1, int(_CHUNK_ELEMENTS * scale))
-    per_padded = max(1, int(_PADDED_ELEMENTS * scale))
-    counts = np.diff(indptr)
-    change = np.flatnonzero(counts[1:] != counts[:-1]) + 1
-    starts = np.concatenate(([0], change))
-    ends = np.concatenate((change, [n_rows]))
-    lengths = counts[starts]
-    rows = ends - starts
-    is_slab = (rows >= _MIN_SLAB_ROWS) & (rows * lengths >= _MIN_SLAB)
-    units = []
-    row = 0
-    for s, e, length in zip(
-        starts[is_slab].tolist(),
-        ends[is_slab].tolist(),
-        lengths[is_slab].tolist(),
-        strict=True,
-    ):
-        units += _padded_blocks(indptr, row, s, per_padded, per_unit)
-        step = max(1, per_unit // length)
-        units += [(r, min(r + step, e), length) for r in range(s, e, step)]
-        row = e
-    units += _padded_blocks(indptr, row, n_rows, per_padded, per_unit)
     return units
 
 
@@ -349,7 +334,7 @@ def ratio_at_nonzeros(X, W, H):
 
 
 def _batched_product_on_units(units, indptr, indices, W, Ht, out):
-    """`_product_on_units` over `_batched_units`: a padded unit is one
+    """`_product_on_units` over ``work_units(..., batched=True)``: a padded unit is one
     batched matrix-vector product over its padded block."""
     for unit in units:
         r0, r1, length = unit[:3]
@@ -371,7 +356,7 @@ def batched_ratio_at_nonzeros(X, W, H):
     Below ``_PADDED_MAX_WORK`` (one thread), rows that the fit loop's
     sorting leaves in short runs of equal length (long documents of
     distinct lengths) are padded into blocks, each one batched
-    matrix-vector product (`_batched_units`): about twice as fast as
+    matrix-vector product (`_work_units` with ``batched=True``): about twice as fast as
     `ratio_at_nonzeros` on such corpora, the same elsewhere.  Above it, this
     is `ratio_at_nonzeros`.  The rounding
     of an entry in a padded block depends on the block's padded length, so
