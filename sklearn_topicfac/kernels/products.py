@@ -81,17 +81,22 @@ def row_range(R, r0, r1, transposed=False):
 
 def _mixed_blocks(indptr, r0, r1, per_unit):
     """Units ``(r0', r1', 0)`` covering rows ``r0:r1`` with ~per_unit entries each."""
-    a, b = int(indptr[r0]), int(indptr[r1])
-    if a == b:
+    if indptr[r0] == indptr[r1]:
         return []
-    targets = np.arange(a + per_unit, b, per_unit)
-    cuts = r0 + np.searchsorted(indptr[r0 : r1 + 1], targets, side="right") - 1
-    bounds = np.unique(np.concatenate(([r0], cuts, [r1]))).tolist()
+    bounds = _row_blocks(indptr, r0, r1, per_unit)
     return [
         (s, e, 0)
         for s, e in zip(bounds[:-1], bounds[1:], strict=True)
         if indptr[e] > indptr[s]
     ]
+
+
+def _row_blocks(indptr, r0, r1, per_unit):
+    """Row boundaries cutting rows ``r0:r1`` into blocks of ~per_unit entries."""
+    a, b = int(indptr[r0]), int(indptr[r1])
+    targets = np.arange(a + per_unit, b, per_unit)
+    cuts = r0 + np.searchsorted(indptr[r0 : r1 + 1], targets, side="right") - 1
+    return np.unique(np.concatenate(([r0], cuts, [r1]))).tolist()
 
 
 # The units of the last few row layouts: a fit asks for those of the same
@@ -177,14 +182,6 @@ def _work_units(indptr, k, itemsize=4, batched=False):
         row = e
     units += between(row, n_rows)
     return units
-
-
-def _row_blocks(indptr, r0, r1, per_unit):
-    """Row boundaries cutting rows ``r0:r1`` into blocks of ~per_unit entries."""
-    a, b = int(indptr[r0]), int(indptr[r1])
-    targets = np.arange(a + per_unit, b, per_unit)
-    cuts = r0 + np.searchsorted(indptr[r0 : r1 + 1], targets, side="right") - 1
-    return np.unique(np.concatenate(([r0], cuts, [r1]))).tolist()
 
 
 def _padded_unit(indptr, r0, r1, length):
@@ -334,8 +331,8 @@ def ratio_at_nonzeros(X, W, H):
 
 
 def _batched_product_on_units(units, indptr, indices, W, Ht, out):
-    """`_product_on_units` over ``work_units(..., batched=True)``: a padded unit is one
-    batched matrix-vector product over its padded block."""
+    """`_product_on_units` over the batched units (`_work_units`): a padded
+    unit is one batched matrix-vector product over its padded block."""
     for unit in units:
         r0, r1, length = unit[:3]
         a, b = indptr[r0], indptr[r1]
@@ -356,15 +353,15 @@ def batched_ratio_at_nonzeros(X, W, H):
     Below ``_PADDED_MAX_WORK`` (one thread), rows that the fit loop's
     sorting leaves in short runs of equal length (long documents of
     distinct lengths) are padded into blocks, each one batched
-    matrix-vector product (`_work_units` with ``batched=True``): about twice as fast as
-    `ratio_at_nonzeros` on such corpora, the same elsewhere.  Above it, this
-    is `ratio_at_nonzeros`.  The rounding
-    of an entry in a padded block depends on the block's padded length, so
-    a document's ratio can differ in its last bits with the other rows of
-    the call: ``transform`` and every other fold-in use
-    `ratio_at_nonzeros`, whose entries do not.  The same values up to
-    rounding, whatever the number of threads.  NumPy only:
-    on the numba backend `em_doc_pass`, its caller, runs its own twin.
+    matrix-vector product (`_work_units` with ``batched=True``): up to
+    twice as fast as `ratio_at_nonzeros` on such corpora, the same
+    elsewhere.  Above it, this is `ratio_at_nonzeros`.  The rounding of an
+    entry in a padded block depends on the block's padded length, so a
+    document's ratio can differ in its last bits with the other rows of the
+    call: ``transform`` and every other fold-in use `ratio_at_nonzeros`,
+    whose entries do not.  The same values up to rounding, whatever the
+    number of threads.  NumPy only: on the numba backend `em_doc_pass`, its
+    caller, runs its own twin.
     """
     k = W.shape[1]
     if X.nnz * k >= _PADDED_MAX_WORK:
