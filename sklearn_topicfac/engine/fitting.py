@@ -12,7 +12,7 @@ split-merge moves (`engine.moves`) of models that offer them, and returns a
 from dataclasses import dataclass, field, replace
 
 from .._config import config_context, get_config
-from ..kernels import thread_budget
+from ..kernels import keep_freed_memory, thread_budget
 from .iterations import Run, restart, run, run_on, start
 from .moves import split_merge
 from .online import run_epochs
@@ -76,6 +76,7 @@ def fit(model, runner, plan):
     # The configuration (the backend) is read once, now: every kernel call
     # of the fit runs with it, here and on the Dask workers (the runner's
     # tasks carry it, `with_config`).
+    keep_freed_memory()
     with config_context(**get_config()), thread_budget():
         best = best_states = best_record = None
         for index in range(settings.n_init):

@@ -25,6 +25,7 @@ step of online variational Bayes for LDA (Hoffman, Blei & Bach, 2010).
 import numpy as np
 from sklearn.utils import gen_batches
 
+from ..kernels import keep_freed_memory
 from .iterations import Run
 
 
@@ -105,6 +106,7 @@ def partial_fit(model, X, H, state, schedule, t, *, rng, fresh):
     step has been taken yet, ``rng`` the generator of documents' starts
     that are drawn.  Returns ``(H, state, t, topic_mass)``.
     """
+    keep_freed_memory()
     model = model.for_online()
     X = X.astype(H.dtype, copy=False)
     n_total = X.shape[0] if schedule.total_samples is None else schedule.total_samples

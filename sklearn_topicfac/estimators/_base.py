@@ -40,7 +40,7 @@ from .._validation import (
     warn,
 )
 from ..engine.starts import resolve_init
-from ..kernels import normalize_rows
+from ..kernels import keep_freed_memory, normalize_rows
 from ..models._completion import held_out_log_likelihood
 from . import _state
 
@@ -592,6 +592,7 @@ class TopicFactorization(TopicEstimator):
 
     # ---------------------------------------------------------- transform
     def _transform_valid(self, X, normalize=True):
+        keep_freed_memory()
         model = self._build_model()
         exponent = tiny_data_exponent(X) if self._scale_equivariant else 0
         if exponent:

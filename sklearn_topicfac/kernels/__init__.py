@@ -25,12 +25,16 @@ estimators.
   MAP (EM) sweep without the exclusion;
 - `completion`: the document-completion split of the held-out score;
 - `fold_in`: new documents' factor with the topics fixed;
+- `_heap`: `keep_freed_memory`, which the engine calls before a fit and
+  ``transform`` before a fold-in: the C allocator then keeps a sweep's freed
+  temporaries instead of handing them back (speed only);
 - `compiled`: the compiled twins of the kernels (the optional numba
   backend), to which the kernels above dispatch when it is selected
   (`sklearn_topicfac.config_context`); the one import from the rest of the
   package is that setting (`sklearn_topicfac._config`).
 """
 
+from ._heap import keep_freed_memory
 from ._parallel import thread_budget
 from .collapsed import cvb0_sweep, map_sweep
 from .completion import (
@@ -113,6 +117,7 @@ __all__ = [
     "flush_subnormal",
     "exp_dirichlet_expectation",
     "gamma_kl_rows",
+    "keep_freed_memory",
     "kl_divergence",
     "kl_divergence_from_ratio",
     "kl_divergence_from_sums",
