@@ -5,14 +5,15 @@ ratio at the stored entries, ``H``'s transposed copy, the topic statistics,
 from a few hundred KiB to a few MiB each.  glibc's ``malloc`` serves a
 block above its *mmap threshold* by a fresh mapping and gives the free top
 of its heap back to the system once it exceeds its *trim threshold*.  Both
-start at 128 KiB and 256 KiB, and glibc raises them only when a mapped
-block larger than the mmap threshold is freed (to its size, and twice that;
-mallopt(3), "M_MMAP_THRESHOLD").  Until a process has freed such a block,
-every sweep's temporaries land on pages the system must hand over and zero
-again (minor page faults): LDAVI's default fit on tr11 (414 documents,
-116,613 entries, k = 9, NumPy backend) took 170,000 of them, 0.86 s against
-0.60 s once the thresholds were raised, on a 2-core virtual machine.
-scikit-learn's LDA, whose Cython loops allocate little, took 3,000.
+start at 128 KiB, and glibc raises them only when a mapped block larger
+than the mmap threshold is freed (to its size, and twice that; mallopt(3),
+"M_MMAP_THRESHOLD").  Until a process has freed a block larger than a
+sweep's temporaries, every sweep lands on pages the system must hand over
+and zero again (minor page faults): LDAVI's default fit on tr11 (414
+documents, 116,613 entries, k = 9, NumPy backend) took 159,000 of them,
+0.79 s against 0.54 s once the thresholds were raised (fresh processes on a
+2-core virtual machine, ``docs/performance.md``).  scikit-learn's LDA,
+whose Cython loops allocate little, took 3,000.
 
 `keep_freed_memory` raises the thresholds the way glibc itself does after
 any large temporary: it allocates and frees one block of `RESERVE` bytes
