@@ -160,7 +160,10 @@ def _tomotopy(alpha=None, eta=None, sweeps=1000):
     return fit
 
 
-def _tomotopy_lda(X, k, seed, alpha=0.1, eta=0.01, sweeps=1000):
+def _tomotopy_lda(X, k, seed, alpha=0.1, eta=0.01, sweeps=1000, seconds=None):
+    """tomotopy's LDA of ``X``: ``(theta, phi, fold_in)``.  ``seconds``, a
+    list, receives tomotopy's own wall time (adding the documents and the
+    sweeps; not their conversion to word lists here)."""
     import tomotopy
 
     def words(Y):
@@ -169,13 +172,17 @@ def _tomotopy_lda(X, k, seed, alpha=0.1, eta=0.01, sweeps=1000):
             terms = np.repeat(Y.indices[a:b], Y.data[a:b].astype(int)).astype(str)
             yield terms.tolist() or ["<empty>"]
 
+    docs = list(words(X))
+    start = time.perf_counter()
     model = tomotopy.LDAModel(k=k, alpha=alpha, eta=eta, seed=seed)
-    for doc in words(X):
+    for doc in docs:
         model.add_doc(doc)
     with warnings.catch_warnings():
         # Several workers: the same seed may give another fit (tomotopy says).
         warnings.simplefilter("ignore", RuntimeWarning)
         model.train(sweeps, workers=TOMOTOPY_WORKERS)
+    if seconds is not None:
+        seconds.append(time.perf_counter() - start)
     theta = np.array([doc.get_topic_dist() for doc in model.docs])
     phi = np.zeros((k, X.shape[1]))
     for z in range(k):
@@ -276,15 +283,27 @@ def em_fold_in(X, phi, n_steps=FOLD_IN_STEPS):
     return theta
 
 
-def held_out_perplexity(fit, X, k, seed):
-    """Same-protocol perplexity of a shuffled 20 % of the documents, fitted on
-    the rest; also the fit's seconds and its training topic proportions."""
+def held_out_split(X, seed):
+    """``(train, test)``: the seed's shuffled 80 % and 20 % of the rows."""
     order = np.random.default_rng(seed).permutation(X.shape[0])
     cut = X.shape[0] * 4 // 5
-    train, test = X[order[:cut]], X[order[cut:]]
+    return X[order[:cut]], X[order[cut:]]
+
+
+def held_out_perplexity(fit, X, k, seed):
+    """Same-protocol perplexity of a shuffled 20 % of the documents, fitted on
+    the rest (`held_out_split`)."""
+    train, test = held_out_split(X, seed)
     _, phi, fold_in = fit(train, k, seed)
     if fold_in is None:
         return float("nan")
+    return perplexity_of(phi, test, seed)
+
+
+def perplexity_of(phi, test, seed):
+    """The protocol's perplexity of topics ``phi`` on the held-out ``test``:
+    each document's fold-in on half of its words (`completion_split`), the
+    other half scored."""
     phi = np.maximum(np.asarray(phi, dtype=np.float64), PHI_FLOOR)
     phi = normalize_rows(phi)[0]
     observed, held = completion_split(test, seed)
