@@ -91,10 +91,23 @@ def _settle(F, c, gain, newton, log_change, largest):
     return falls_back
 
 
-def _model_at(y, at, rows, cols, W, Ht):
+# From this share of the stored entries on, `_model_at` recomputes the model
+# by one sampled product over all of them (`product_at_nonzeros`: batched,
+# on every thread) rather than by gathering the rows of W and H^T entry by
+# entry.  On the generated corpus (1.34 M entries, k = 20) the gathers took
+# 59 ms for every entry and 7.6 ms for 5 % of them, the whole product
+# 2.3 ms; on tr41 (k = 10) 6.7 ms, 0.7 ms and 1.7 ms.  The share depends on
+# the data alone, so the bits never depend on the machine.
+_FULL_PRODUCT_SHARE = 1 / 16
+
+
+def _model_at(y, at, X, rows, W, Ht):
     """Recompute the model at the stored entries ``at`` (a boolean mask)."""
-    if at.any():
-        y[at] = np.einsum("ij,ij->i", W[rows[at]], Ht[cols[at]])
+    n_at = np.count_nonzero(at)
+    if n_at >= _FULL_PRODUCT_SHARE * at.size:
+        y[at] = product_at_nonzeros(X, W, Ht.T)[at]
+    elif n_at:
+        y[at] = np.einsum("ij,ij->i", W[rows[at]], Ht[X.indices[at]])
 
 
 def _ratio(x, y):
@@ -141,7 +154,7 @@ def _half_step(X, y, F, other, rows, largest, transposed=False):
     y_new = np.maximum(model, _SMALLEST)
     back = _keep_or_fall_back(x, groups, F, c, gain, F_new, y, y_new, largest)
     # (F_new, hence W or Ht, now holds the fall-back rows' steps.)
-    _model_at(model, back[groups], rows, cols, W, Ht)
+    _model_at(model, back[groups], X, rows, W, Ht)
     return F_new, model
 
 

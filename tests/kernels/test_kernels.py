@@ -290,6 +290,26 @@ def test_dn_pass_returns_the_model_the_next_pass_would_compute():
     assert (y == 0).any()
 
 
+@pytest.mark.parametrize("share", [0.02, 0.5, 1.0])
+def test_dn_model_recomputed_where_rows_fell_back_is_the_model(share):
+    # Below newton._FULL_PRODUCT_SHARE the entries are recomputed one by one,
+    # from it on by one sampled product over all entries: either way the
+    # model of the new factors there, and the other entries untouched.
+    from sklearn_topicfac.kernels import newton
+
+    X, W, H = _problem(n=60, m=40, k=5, density=0.4)
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    at = np.random.default_rng(1).random(X.nnz) < share
+    y = np.full(X.nnz, -1.0)
+    newton._model_at(y, at, X, rows, W, np.ascontiguousarray(H.T))
+    dense = (W @ H)[rows, X.indices]
+    assert_allclose(y[at], dense[at], rtol=1e-13)
+    assert (y[~at] == -1.0).all()
+    assert (share >= newton._FULL_PRODUCT_SHARE) == (
+        np.count_nonzero(at) >= newton._FULL_PRODUCT_SHARE * X.nnz
+    )
+
+
 def test_squarem_point_is_twice_for_a_unit_step_and_stays_non_negative():
     start = (np.array([[1.0, 2.0]]),)
     once = (np.array([[0.5, 2.5]]),)
