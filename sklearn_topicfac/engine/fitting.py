@@ -73,10 +73,10 @@ def fit(model, runner, plan):
     moving = bool(settings.moves and model.moves and plan.online is None)
     if moving:
         settings = replace(settings, tol=settings.tol * COARSE)
+    keep_freed_memory()
     # The configuration (the backend) is read once, now: every kernel call
     # of the fit runs with it, here and on the Dask workers (the runner's
     # tasks carry it, `with_config`).
-    keep_freed_memory()
     with config_context(**get_config()), thread_budget():
         best = best_states = best_record = None
         for index in range(settings.n_init):

@@ -104,9 +104,11 @@ _FULL_PRODUCT_SHARE = 1 / 16
 def _model_at(y, at, X, rows, W, Ht):
     """Recompute the model at the stored entries ``at`` (a boolean mask)."""
     n_at = np.count_nonzero(at)
+    if not n_at:
+        return
     if n_at >= _FULL_PRODUCT_SHARE * at.size:
         y[at] = product_at_nonzeros(X, W, Ht.T)[at]
-    elif n_at:
+    else:
         y[at] = np.einsum("ij,ij->i", W[rows[at]], Ht[X.indices[at]])
 
 
