@@ -245,14 +245,23 @@ def unit_product(G, W, length, local_indptr, out):
 def _product_on_units(units, indptr, indices, W, Ht, out):
     """Fill ``out`` with ``W @ Ht.T`` sampled at the entries of ``units``.
 
-    ``units`` is any iterable of work units, possibly shared with other
-    threads (a `WorkQueue`).
+    ``units`` is any iterable of work units (`_work_units`), possibly shared
+    with other threads (a `WorkQueue`).  A padded unit (``batched=True``)
+    is one batched matrix-vector product over its padded block.
     """
-    for r0, r1, length in units:
+    for unit in units:
+        r0, r1, length = unit[:3]
         a, b = indptr[r0], indptr[r1]
-        # One contiguous k-vector per stored entry: H's columns, gathered.
-        G = np.take(Ht, indices[a:b], axis=0)
-        unit_product(G, W[r0:r1], length, indptr[r0 : r1 + 1], out[a:b])
+        if len(unit) == 3:
+            # One contiguous k-vector per stored entry: H's columns, gathered.
+            G = np.take(Ht, indices[a:b], axis=0)
+            unit_product(G, W[r0:r1], length, indptr[r0 : r1 + 1], out[a:b])
+            continue
+        take, valid = unit[3]
+        G = np.take(Ht, np.take(indices[a:b], take), axis=0)
+        n, k = r1 - r0, W.shape[1]
+        y = np.matmul(G.reshape(n, length, k), W[r0:r1, :, None])
+        np.take(y.reshape(-1), valid, out=out[a:b])
 
 
 def product_at_nonzeros(X, W, H):
@@ -330,23 +339,6 @@ def ratio_at_nonzeros(X, W, H):
     return sp.csr_matrix((Y, X.indices, X.indptr), shape=X.shape, copy=False)
 
 
-def _batched_product_on_units(units, indptr, indices, W, Ht, out):
-    """`_product_on_units` over the batched units (`_work_units`): a padded
-    unit is one batched matrix-vector product over its padded block."""
-    for unit in units:
-        r0, r1, length = unit[:3]
-        a, b = indptr[r0], indptr[r1]
-        if len(unit) == 3:
-            G = np.take(Ht, indices[a:b], axis=0)
-            unit_product(G, W[r0:r1], length, indptr[r0 : r1 + 1], out[a:b])
-            continue
-        take, valid = unit[3]
-        G = np.take(Ht, np.take(indices[a:b], take), axis=0)
-        n, k = r1 - r0, W.shape[1]
-        y = np.matmul(G.reshape(n, length, k), W[r0:r1, :, None])
-        np.take(y.reshape(-1), valid, out=out[a:b])
-
-
 def batched_ratio_at_nonzeros(X, W, H):
     """`ratio_at_nonzeros` as a fit's sweep computes it.
 
@@ -370,7 +362,7 @@ def batched_ratio_at_nonzeros(X, W, H):
     if X.nnz:
         units = work_units(X.indptr, k, out.itemsize, batched=True)
         Ht = np.ascontiguousarray(H.T)
-        _batched_product_on_units(units, X.indptr, X.indices, W, Ht, out)
+        _product_on_units(units, X.indptr, X.indices, W, Ht, out)
         divide_into_ratio(X.data, out)
     return sp.csr_matrix((out, X.indices, X.indptr), shape=X.shape, copy=False)
 
