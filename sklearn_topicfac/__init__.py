@@ -11,10 +11,12 @@ The package reads in floors, each importing only the floors below it:
   `distributed`, `persistence` (`save` / `load`: model files that cannot
   run code) and the command line;
 - `config_context` / `set_config`: which backend runs the kernels (NumPy, or
-  the optional compiled numba twins).
+  the optional compiled numba twins); `compile_kernels`: compile the twins
+  once per machine, after which the default ``backend="auto"`` uses them.
 """
 
 from . import estimators
+from ._compile import compile_kernels
 from ._config import config_context, get_config, set_config
 from ._version import __version__
 from .engine import IterationInfo, fit_callback
@@ -27,6 +29,7 @@ __all__ = [
     "fit_callback",
     "load",
     "save",
+    "compile_kernels",
     "config_context",
     "get_config",
     "set_config",

@@ -9,10 +9,12 @@ joblib workers (`with_config`).  ``backend`` is
 
 - ``"numpy"``: the reference kernels (NumPy and SciPy), always available;
 - ``"numba"``: their compiled twins (``pip install "sklearn-topicfac[fast]"``);
-- ``"auto"`` (default): ``"numba"`` when numba can be imported, for the
-  kernel calls large enough to win back the twins' one-time compile
-  (stored entries times topics of at least 4 M,
-  ``kernels._backend.AUTO_MIN_WORK``); ``"numpy"`` otherwise.
+- ``"auto"`` (default): ``"numba"`` for the kernel calls large enough to
+  win back numba's import and the loading of the twins (stored entries
+  times topics of at least 4 M, ``kernels._backend.AUTO_MIN_WORK``) once
+  the twins are compiled on this machine (`sklearn_topicfac.compile_kernels`
+  or ``topicfac compile``, once); ``"numpy"`` otherwise.  ``"auto"`` never
+  compiles, so it never makes a fit wait for a compile.
 
 The setting was first called ``engine`` (the name of the fit machinery,
 `sklearn_topicfac.engine`): ``engine=`` is accepted by
@@ -165,12 +167,3 @@ def with_config(function):
 def _run_with_config(config, function, *args, **kwargs):
     with config_context(**config):
         return function(*args, **kwargs)
-
-
-def resolved_backend():
-    """``"numba"`` or ``"numpy"``: the backend the current setting selects for
-    large kernel calls (``"auto"``: numba when it is installed)."""
-    backend = get_config()["backend"]
-    if backend == "auto":
-        return "numba" if numba_available() else "numpy"
-    return backend

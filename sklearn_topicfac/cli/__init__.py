@@ -13,14 +13,19 @@ The top floor of the package, one module per concern:
 - `vocabulary`: raw text counted, or a count matrix's columns kept;
 - `progress`: the progress bar and iteration count of a fit;
 - `outputs`: outputs checked before any work and written atomically;
-- `commands`: ``topicfac`` and ``topicfac apply``.
+- `commands`: ``topicfac``, ``topicfac apply`` and ``topicfac compile``.
 """
 
 import os
 import sys
 
-from .commands import _apply, _run
-from .options import _build_apply_parser, _build_parser, _printable
+from .commands import _apply, _compile, _run
+from .options import (
+    _build_apply_parser,
+    _build_compile_parser,
+    _build_parser,
+    _printable,
+)
 
 
 def _quiet_closed_stdout():
@@ -72,10 +77,13 @@ def main(argv=None):
     status : int
         0 on success, 1 when the input cannot be used (the reason is printed
         as one line on stderr).  ``["apply", MODEL, INPUT, ...]`` runs
-        ``topicfac apply``.  Invalid arguments print a one-line error and
-        raise :class:`SystemExit` with status 2.
+        ``topicfac apply``; ``["compile", ...]`` runs ``topicfac compile``
+        (`sklearn_topicfac.compile_kernels`).  Invalid arguments print a
+        one-line error and raise :class:`SystemExit` with status 2.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["apply"]:
         return _main(_build_apply_parser(), _apply, argv[1:])
+    if argv[:1] == ["compile"]:
+        return _main(_build_compile_parser(), _compile, argv[1:])
     return _main(_build_parser(), _run, argv)

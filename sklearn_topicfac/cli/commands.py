@@ -267,5 +267,12 @@ def _apply(args):
     return 0
 
 
+def _compile(args):
+    from .._compile import compile_kernels
+
+    compile_kernels(verbose=not args.quiet)
+    return 0
+
+
 def _n_rows(data):
     return data.shape[0] if hasattr(data, "shape") else len(data)

@@ -71,7 +71,9 @@ clustering accuracy (best one-to-one matching of topics to labels), NMI and
 ARI against them are printed, with the majority label of each topic.
 
 To apply a saved model to new documents: topicfac apply MODEL INPUT
---doc-topics FILE (see topicfac apply --help).
+--doc-topics FILE (see topicfac apply --help).  With numba installed,
+'topicfac compile' compiles the numba kernels once for this machine (see
+topicfac compile --help).
 """
 
 _APPLY_DESCRIPTION = """\
@@ -508,6 +510,30 @@ def _build_apply_parser():
     )
     groups = _add_options(parser, rows)
     _add_common_tail(parser, groups["output"])
+    return parser
+
+
+_COMPILE_DESCRIPTION = """\
+Compile the numba kernels once for this machine (about 15 s; needs numba:
+pip install "sklearn-topicfac[fast]").  Until then the default backend
+('auto') runs the NumPy kernels, never compiling on its own; from then on it
+runs large fits on numba, in every process of this installation.  Run it
+again after upgrading Python or numba.
+"""
+
+
+def _build_compile_parser():
+    parser = _new_parser("topicfac compile", _COMPILE_DESCRIPTION, None)
+    group = parser.add_argument_group("output")
+    group.add_argument(
+        "--quiet", action="store_true", help="print nothing unless it fails"
+    )
+    group.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the full traceback of an error instead of one line",
+    )
+    group.add_argument("--version", action="version", version=_version())
     return parser
 
 

@@ -1,27 +1,55 @@
 """Which backend runs a kernel call: the dispatch to the compiled twins."""
 
+import logging
+
 import scipy.sparse as sp
 
 from .. import _config
+from . import _compiled_cache
 
 # Work (stored entries times k) from which backend="auto" runs a call on the
-# numba backend.  Below it a NumPy kernel call takes a few milliseconds, and
-# a fit of a few hundred iterations would not win back the one-time compile
-# of its twins (1 to 3 s each on a first use; numba's cache then keeps them):
-# the README's demo (Classic3, k = 3: 0.5 M) stays on NumPy and never
-# imports numba.
+# numba backend, once the twins are compiled (`_compiled_cache.ready`).
+# Below it a NumPy kernel call takes a few milliseconds and numba's import
+# and the loading of the twins from its cache (0.2 to 0.4 s in a fresh
+# process) would not pay: the README's demo (Classic3, k = 3: 0.5 M) stays
+# on NumPy and never imports numba.
 AUTO_MIN_WORK = 1 << 22
+
+_LOG = logging.getLogger("sklearn_topicfac")
+_SAID = set()
 
 
 def runs_compiled(work=None):
     """Whether a kernel call of ``work`` (stored entries of a CSR ``X`` times
     k; ``None``: not known) runs on the numba backend: ``backend="numba"``,
-    or ``"auto"`` with numba installed and ``work`` unknown or at least
-    `AUTO_MIN_WORK`."""
+    or ``"auto"`` with numba installed, every twin compiled into numba's
+    cache (`sklearn_topicfac.compile_kernels`) and ``work`` unknown or at
+    least `AUTO_MIN_WORK`.  ``"auto"`` never compiles."""
     backend = _config.get_config()["backend"]
     if backend == "numpy" or not _config.numba_available():
         return False
-    return backend == "numba" or work is None or work >= AUTO_MIN_WORK
+    if backend == "numba":
+        return True
+    return (work is None or work >= AUTO_MIN_WORK) and _compiled_cache.ready()
+
+
+def compiling_on_purpose():
+    """Do not say that ``backend="numba"`` compiles (`compile_kernels` says
+    it itself)."""
+    _SAID.add("compiles")
+
+
+def _say_once_that_it_compiles():
+    if "compiles" in _SAID or _compiled_cache.ready():
+        return
+    _SAID.add("compiles")
+    _LOG.warning(
+        "sklearn_topicfac: backend='numba' compiles each numba kernel on its "
+        "first use on this machine (about 15 s for all of them, once: numba's "
+        "cache keeps them). sklearn_topicfac.compile_kernels() or "
+        "'topicfac compile' compiles them all ahead of time, after which "
+        "backend='auto' uses them too."
+    )
 
 
 def twins(X, k=1):
@@ -29,15 +57,19 @@ def twins(X, k=1):
     ``X`` with ``k`` topics, or None for the NumPy kernels.
 
     The twins run when ``X`` is CSR, ``k >= 1`` and the backend is
-    ``"numba"``, or ``"auto"`` with numba installed and ``X.nnz * k`` of at
-    least `AUTO_MIN_WORK`.  The package (all its family modules), hence
-    numba, is imported on the first such call, and each twin compiles (or
-    loads from numba's cache) on its own first call.
+    ``"numba"``, or ``"auto"`` with numba installed, the twins compiled
+    (`_compiled_cache.ready`) and ``X.nnz * k`` of at least `AUTO_MIN_WORK`.
+    The package (all its family modules), hence numba, is imported on the
+    first such call, and each twin loads from numba's cache or, under
+    ``"numba"`` only, compiles on its own first call (said once per process,
+    on the ``sklearn_topicfac`` logger).
     """
     if k < 1 or not (sp.issparse(X) and X.format == "csr"):
         return None
     if not runs_compiled(X.nnz * k):
         return None
+    if _config.get_config()["backend"] == "numba":
+        _say_once_that_it_compiles()
     from . import compiled
 
     return compiled

@@ -93,24 +93,39 @@ def test_engine_is_a_deprecated_alias_of_backend():
 
 
 def test_numba_without_numba_says_how_to_install_it(monkeypatch):
+    from sklearn_topicfac.kernels import _backend
+
     monkeypatch.setattr(_config, "numba_available", lambda: False)
     with pytest.raises(ValueError, match=r"pip install .*\[fast\]"):
         with config_context(backend="numba"):
             pass
     with config_context(backend="auto"):
-        assert _config.resolved_backend() == "numpy"
+        assert not _backend.runs_compiled()
 
 
-def test_auto_is_numba_when_it_is_installed():
+@pytest.mark.parametrize("compiled", [False, True])
+def test_auto_runs_large_calls_on_numba_only_once_compiled(monkeypatch, compiled):
+    """``"auto"`` never compiles: large calls run on numba only when the
+    twins are recorded as compiled (`compile_kernels`), small ones never."""
+    from sklearn_topicfac.kernels import _backend, _compiled_cache
+
+    monkeypatch.setattr(_config, "numba_available", lambda: True)
+    monkeypatch.setattr(_compiled_cache, "ready", lambda: compiled)
     with config_context(backend="auto"):
-        expected = "numba" if _config.numba_available() else "numpy"
-        assert _config.resolved_backend() == expected
+        assert _backend.runs_compiled() is compiled
+        assert _backend.runs_compiled(_backend.AUTO_MIN_WORK) is compiled
+        assert not _backend.runs_compiled(_backend.AUTO_MIN_WORK - 1)
+    with config_context(backend="numba"):
+        assert _backend.runs_compiled(1)
+    with config_context(backend="numpy"):
+        assert not _backend.runs_compiled(_backend.AUTO_MIN_WORK)
 
 
 @needs_numba
-def test_auto_runs_large_calls_on_numba_and_small_ones_on_numpy():
-    from sklearn_topicfac.kernels import _backend, compiled
+def test_auto_runs_large_calls_on_numba_and_small_ones_on_numpy(monkeypatch):
+    from sklearn_topicfac.kernels import _backend, _compiled_cache, compiled
 
+    monkeypatch.setattr(_compiled_cache, "ready", lambda: True)
     X = sp.random(100, 100, density=0.5, format="csr", random_state=0)
     large_k = _backend.AUTO_MIN_WORK // X.nnz + 1
     with config_context(backend="auto"):
@@ -121,6 +136,31 @@ def test_auto_runs_large_calls_on_numba_and_small_ones_on_numpy():
         assert _backend.twins(X, 3) is compiled
     with config_context(backend="numpy"):
         assert _backend.twins(X, large_k) is None
+    monkeypatch.setattr(_compiled_cache, "ready", lambda: False)
+    with config_context(backend="auto"):
+        assert _backend.twins(X, large_k) is None  # never compiles
+
+
+@needs_numba
+def test_numba_says_once_that_it_compiles(monkeypatch, caplog):
+    from sklearn_topicfac.kernels import _backend, _compiled_cache
+
+    monkeypatch.setattr(_backend, "_SAID", set())
+    monkeypatch.setattr(_compiled_cache, "ready", lambda: False)
+    X = sp.random(20, 20, density=0.5, format="csr", random_state=0)
+    with caplog.at_level("WARNING", logger="sklearn_topicfac"):
+        with config_context(backend="numba"):
+            _backend.twins(X, 3)
+            _backend.twins(X, 3)
+    said = [r for r in caplog.records if "compile_kernels()" in r.getMessage()]
+    assert len(said) == 1
+    caplog.clear()
+    monkeypatch.setattr(_backend, "_SAID", set())
+    monkeypatch.setattr(_compiled_cache, "ready", lambda: True)
+    with caplog.at_level("WARNING", logger="sklearn_topicfac"):
+        with config_context(backend="numba"):
+            _backend.twins(X, 3)
+    assert not caplog.records  # compiled: nothing to say
 
 
 def _engine_in_worker():

@@ -32,8 +32,17 @@ writes one number per entry.  Rounding: sums over the k topics may be
 reassociated by the compiler (``fastmath`` reassociation and contraction
 only), and the sums over a row's entries that the updates need are
 accumulated in float64 whatever the dtype.  Functions compile on first use
-for each combination of dtypes (``cache=True``: once per machine).
+for each combination of dtypes (``cache=True``: once per machine);
+`_cache_files` names numba's cache files, which
+`sklearn_topicfac.compile_kernels` records so that ``backend="auto"`` uses
+the twins only once they are all compiled.
 """
+
+import importlib
+import os
+import pkgutil
+
+from numba.core.dispatcher import Dispatcher
 
 from .collapsed import cvb0_sweep
 from .coordinate import cd_pass, cd_sweep
@@ -42,6 +51,42 @@ from .fold_in import mu_fold_in
 from .products import product_at_nonzeros, ratio_at_nonzeros
 from .updates import em_doc_pass, mu_doc_pass, mu_doc_step
 from .variational import lda_e_step
+
+
+def _dispatchers():
+    """Every compiled function of the package that numba caches on its own
+    (the twins and their row helpers; not those inlined into their callers),
+    by ``module.name``."""
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, Dispatcher)
+                and value.py_func.__module__ == module.__name__
+                and value.targetoptions.get("inline") != "always"
+            ):
+                found[f"{info.name}.{name}"] = value
+    return found
+
+
+def _cache_files():
+    """``(compiled, missing)``: ``compiled`` the ``(index_file, source_file)``
+    of every compiled function whose index is in numba's cache, ``missing``
+    the names of those whose index is not.  Everything is missing if this
+    numba does not say where its cache is (``FunctionCache`` internals)."""
+    compiled, missing = [], []
+    for name, dispatcher in sorted(_dispatchers().items()):
+        try:
+            index = dispatcher._cache._cache_file._index_path
+        except AttributeError:
+            index = None
+        if index is not None and os.path.isfile(index):
+            compiled.append((index, dispatcher.py_func.__code__.co_filename))
+        else:
+            missing.append(name)
+    return compiled, missing
+
 
 __all__ = [
     "cd_pass",
