@@ -21,8 +21,8 @@ from dataclasses import replace
 
 import numpy as np
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
+from ..kernels import one_blas_thread
 from ..models._moves import cheapest_merge, compact_counts, split_gain
 from ..models.klnmf import KLNMFModel
 from .iterations import run, run_on, start
@@ -75,7 +75,7 @@ def split_merge(model, runner, result, settings, rng):
         # BLAS thread.  With BLAS's own threads on a busy machine, the QR of
         # a 4659 x 12 block took 340 ms instead of 0.5 ms, and the proposals
         # 6x as long (threadpoolctl comes with scikit-learn).
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             proposal = propose(model, runner, result.H, rng)
         if proposal is None:
             break

@@ -23,10 +23,9 @@ from sklearn.cluster import KMeans
 from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import svd_flip
-from threadpoolctl import threadpool_limits
 
 from .._validation import check_factor, check_start_arguments
-from ..kernels import normalize_rows
+from ..kernels import normalize_rows, one_blas_thread
 
 # Smoothing added to the K-means assignment indicator (Ding, Li & Peng, 2006):
 # a 0/1 start would pin most entries at zero under multiplicative updates.
@@ -151,7 +150,7 @@ def randomized_svd(runner, k, random_state, n_oversamples=10):
     a start is where such a difference would grow into another fit.  (They
     are of ``n x (k + 10)`` matrices: one thread costs little.)
     """
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         return _randomized_svd(runner, k, random_state, n_oversamples)
 
 

@@ -9,7 +9,6 @@ from sklearn.base import _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import validate_data
-from threadpoolctl import threadpool_limits
 
 from .._docstrings import fill_doc
 from .._validation import (
@@ -20,7 +19,7 @@ from .._validation import (
     warn,
 )
 from ..engine import Blocks
-from ..kernels import completion_log_likelihood
+from ..kernels import completion_log_likelihood, one_blas_thread
 from ..models import SimplexMap
 from ..models.simplex import simplex_rotation
 from . import _state
@@ -512,7 +511,7 @@ class SimplexPLSA(TopicEstimator):
         # factorizations round differently on different numbers of threads,
         # and the enclosing simplex amplifies it; on one thread the same
         # random_state gives the same bits on every machine.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             simplex_map = SimplexMap().fit(X, q, self.random_state)
             P = simplex_map.points(X).astype(dtype)
         if self.inner_model is None:
@@ -537,7 +536,7 @@ class SimplexPLSA(TopicEstimator):
         for w in caught:
             # Said in this estimator's name: its max_iter and tol are the ones.
             warn(f"{type(self).__name__}, PLSA step: {w.message}", w.category)
-        with np.errstate(over="ignore"), threadpool_limits(1, user_api="blas"):
+        with np.errstate(over="ignore"), one_blas_thread():
             vertices = plsa.topic_word_distributions()
             components = simplex_map.from_simplex(vertices).astype(dtype)
         if not np.all(np.isfinite(components)):

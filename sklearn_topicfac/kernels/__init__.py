@@ -35,7 +35,7 @@ estimators.
 """
 
 from ._heap import keep_freed_memory
-from ._parallel import thread_budget
+from ._parallel import one_blas_thread, thread_budget
 from .collapsed import cvb0_sweep, map_sweep
 from .completion import (
     HELD_OUT_SMOOTHING,
@@ -132,6 +132,7 @@ __all__ = [
     "mu_update_h",
     "mu_update_w",
     "normalize_columns",
+    "one_blas_thread",
     "normalize_rows",
     "positive_or_one",
     "product_at_nonzeros",

@@ -483,3 +483,29 @@ def test_remembered_work_units_follow_the_array_and_its_contents():
     # Other k or itemsize: other units.
     assert products.work_units(indptr, 50, 8) == products._work_units(indptr, 50, 8)
     assert len(products._UNITS) <= products._UNITS_KEPT
+
+
+def test_one_blas_thread_limits_blas_and_restores_it():
+    """`one_blas_thread` sets every BLAS library to one thread for its block
+    and back after it, with one threadpoolctl controller per process (making
+    one walks every loaded library, milliseconds per call)."""
+    import threadpoolctl
+
+    from sklearn_topicfac.kernels import _parallel, one_blas_thread
+
+    def blas_threads():
+        return [
+            info["num_threads"]
+            for info in threadpoolctl.threadpool_info()
+            if info["user_api"] == "blas"
+        ]
+
+    before = blas_threads()
+    assert before  # NumPy's and SciPy's BLAS
+    with one_blas_thread():
+        assert blas_threads() == [1] * len(before)
+    assert blas_threads() == before
+    with one_blas_thread():
+        pass
+    assert _parallel._blas_controller() is _parallel._blas_controller()
+    assert _parallel._blas_controller.cache_info().currsize == 1
