@@ -37,8 +37,13 @@ environment holding only what ``pip install`` of the built wheel pulls in
     /tmp/default/bin/pip install dist/sklearn_topicfac-*.whl
     python benchmarks/default_install.py --python /tmp/default/bin/python
 
-Without it, this interpreter (numba, if installed, compiling from an empty
-cache in every process).  ``--write-doc`` writes the tables into
+Without it, this interpreter.  With numba installed, ``backend="auto"``
+runs numba's kernels only once they are compiled (it never compiles):
+``--compiled`` first runs ``compile_kernels`` once into a new numba cache
+that every measurement then loads from (the set-up of a user who ran
+``topicfac compile``; its seconds are in the table's header, not in its
+times); without ``--compiled`` every process starts from an empty cache,
+so ``"auto"`` runs NumPy.  ``--write-doc`` writes the tables into
 ``docs/performance.md`` (blocks ``install_<table>_<backend>``).
 """
 
@@ -51,6 +56,8 @@ import numpy as np
 from _docblocks import estimator_params
 
 TASKS = {}
+# The seconds of `compile_kernels` when --compiled ran it first.
+COMPILED = {}
 # The parameters of the estimators each table ran (recorded by the fitting
 # process, the wheel's own), by label: written with the table's block.
 RAN = {}
@@ -500,10 +507,19 @@ def main(argv=None):
     parser.add_argument("--transform-corpora", nargs="+", default=None)
     parser.add_argument("--python", default=None)
     parser.add_argument("--write-doc", action="store_true")
+    parser.add_argument(
+        "--compiled",
+        action="store_true",
+        help="compile the numba kernels once first (compile_kernels)",
+    )
     args = parser.parse_args(argv)
     ONCE.update(args.once)
     where = harness.interpreter_description(args.python)
     backend = "numba" if where["numba"] else "numpy"
+    if args.compiled:
+        if not where["numba"]:
+            parser.error("--compiled needs an interpreter with numba")
+        COMPILED["seconds"] = harness.compiled_beforehand(args.python)
     print(f"interpreter: {where}")
 
     def emit(name, table):
@@ -537,8 +553,18 @@ def _emit(name, table, args, backend, where):
     """Print a table and, with --write-doc, write its block at once (a
     later table's failure loses nothing)."""
     stack = ", ".join(f"{k} {v}" for k, v in where.items() if k != "package")
+    if backend == "numpy":
+        what = "Default install (no numba)"
+    elif COMPILED:
+        what = (
+            f"With numba, its kernels compiled once beforehand by compile_kernels "
+            f"({COMPILED['seconds']:.1f} s, not counted; every process loads "
+            "them from numba's cache)"
+        )
+    else:
+        what = "With numba, an empty numba cache in every process (so NumPy runs)"
     text = (
-        f"{'With numba' if backend == 'numba' else 'Default install (no numba)'}"
+        f"{what}"
         f" ({stack}); seed {args.seed}; every fit the first of a fresh "
         f"process, median of {args.repeats}"
         + (f" ({', '.join(sorted(ONCE))}: one)" if ONCE else "")
