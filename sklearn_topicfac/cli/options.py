@@ -449,12 +449,13 @@ def _add_options(parser, rows):
     return groups
 
 
-def _add_common_tail(parser, group):
-    group.add_argument(
-        "--force",
-        action="store_true",
-        help="overwrite output files that exist (never an input file)",
-    )
+def _add_common_tail(parser, group, force=True):
+    if force:
+        group.add_argument(
+            "--force",
+            action="store_true",
+            help="overwrite output files that exist (never an input file)",
+        )
     group.add_argument(
         "--debug",
         action="store_true",
@@ -528,12 +529,7 @@ def _build_compile_parser():
     group.add_argument(
         "--quiet", action="store_true", help="print nothing unless it fails"
     )
-    group.add_argument(
-        "--debug",
-        action="store_true",
-        help="show the full traceback of an error instead of one line",
-    )
-    group.add_argument("--version", action="version", version=_version())
+    _add_common_tail(parser, group, force=False)
     return parser
 
 
