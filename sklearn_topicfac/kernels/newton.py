@@ -39,6 +39,7 @@ import scipy.sparse as sp
 from ._scale import _SMALLEST, rescaled
 from .divergence import model_and_ratio_log_sums
 from .products import (
+    batched_product_at_nonzeros,
     product_at_nonzeros,
     sparse_dense_product,
     transposed_product,
@@ -107,7 +108,7 @@ def _model_at(y, at, X, rows, W, Ht):
     if not n_at:
         return
     if n_at >= _FULL_PRODUCT_SHARE * at.size:
-        y[at] = product_at_nonzeros(X, W, Ht.T)[at]
+        y[at] = batched_product_at_nonzeros(X, W, Ht.T)[at]
     else:
         y[at] = np.einsum("ij,ij->i", W[rows[at]], Ht[X.indices[at]])
 
@@ -152,7 +153,7 @@ def _half_step(X, y, F, other, rows, largest, transposed=False):
     gain, curvature = _gain_and_curvature(X, y, other, transposed)
     F_new = _newton_step(F, c, gain, curvature, largest)
     W, Ht = (other, F_new) if transposed else (F_new, other)
-    model = product_at_nonzeros(X, W, Ht.T)
+    model = batched_product_at_nonzeros(X, W, Ht.T)
     y_new = np.maximum(model, _SMALLEST)
     back = _keep_or_fall_back(x, groups, F, c, gain, F_new, y, y_new, largest)
     # (F_new, hence W or Ht, now holds the fall-back rows' steps.)
@@ -201,7 +202,7 @@ def dn_sweep(X, W, H, y=None):
     dtype = np.result_type(W.dtype, H.dtype)
     X, W64, Ht, rows, largest = _in_float64(X, W, H)
     if y is None:
-        y = product_at_nonzeros(X, W64, Ht.T)
+        y = batched_product_at_nonzeros(X, W64, Ht.T)
     y = np.maximum(np.asarray(y, dtype=np.float64), _SMALLEST)
 
     W_new, model = _half_step(X, y, W64, Ht, rows, largest)

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _parallel
-from ._backend import twins
+from ._backend import runs_compiled, twins
 from ._parallel import WorkQueue, map_parts, n_threads, run_parallel, split_rows
 
 # Elements of the (nnz, k) gather temporaries built per unit of work of the
@@ -339,31 +339,41 @@ def ratio_at_nonzeros(X, W, H):
     return sp.csr_matrix((Y, X.indices, X.indptr), shape=X.shape, copy=False)
 
 
-def batched_ratio_at_nonzeros(X, W, H):
-    """`ratio_at_nonzeros` as a fit's sweep computes it.
+def batched_product_at_nonzeros(X, W, H):
+    """`product_at_nonzeros` as a fit's sweep computes it.
 
     Below ``_PADDED_MAX_WORK`` (one thread), rows that the fit loop's
     sorting leaves in short runs of equal length (long documents of
     distinct lengths) are padded into blocks, each one batched
     matrix-vector product (`_work_units` with ``batched=True``): up to
-    twice as fast as `ratio_at_nonzeros` on such corpora, the same
-    elsewhere.  Above it, this is `ratio_at_nonzeros`.  The rounding of an
-    entry in a padded block depends on the block's padded length, so a
-    document's ratio can differ in its last bits with the other rows of the
-    call: ``transform`` and every other fold-in use `ratio_at_nonzeros`,
-    whose entries do not.  The same values up to rounding, whatever the
-    number of threads.  NumPy only: on the numba backend `em_doc_pass`, its
-    caller, runs its own twin.
+    twice as fast as `product_at_nonzeros` on such corpora, the same
+    elsewhere.  Above it, and on the numba backend, this is
+    `product_at_nonzeros`.  The rounding of an entry in a padded block
+    depends on the block's padded length, so a document's value can differ
+    in its last bits with the other rows of the call: ``transform`` and
+    every other fold-in use `product_at_nonzeros`, whose entries do not.
+    The units depend on the data alone: the same bits whatever the number
+    of threads.
     """
     k = W.shape[1]
-    if X.nnz * k >= _PADDED_MAX_WORK:
-        return ratio_at_nonzeros(X, W, H)
+    if X.nnz * k >= _PADDED_MAX_WORK or runs_compiled(X.nnz * k):
+        return product_at_nonzeros(X, W, H)
     out = np.empty(X.nnz, dtype=np.result_type(W.dtype, H.dtype))
     if X.nnz:
         units = work_units(X.indptr, k, out.itemsize, batched=True)
         Ht = np.ascontiguousarray(H.T)
         _product_on_units(units, X.indptr, X.indices, W, Ht, out)
-        divide_into_ratio(X.data, out)
+    return out
+
+
+def batched_ratio_at_nonzeros(X, W, H):
+    """`ratio_at_nonzeros` from `batched_product_at_nonzeros`: as a fit's
+    sweep computes it (`em_doc_pass`; on the numba backend `em_doc_pass`
+    runs its own twin)."""
+    if X.nnz * W.shape[1] >= _PADDED_MAX_WORK:
+        return ratio_at_nonzeros(X, W, H)
+    out = batched_product_at_nonzeros(X, W, H)
+    divide_into_ratio(X.data, out)
     return sp.csr_matrix((out, X.indices, X.indptr), shape=X.shape, copy=False)
 
 

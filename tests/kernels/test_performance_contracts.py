@@ -155,6 +155,36 @@ def test_batched_ratio_matches_dense_and_covers_every_entry_once(
     )
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batched_product_is_the_model_and_the_plain_one_where_it_does_not_pad(
+    many_small_units, monkeypatch, dtype
+):
+    # Diagonal Newton's model in a fit: the padded layout of the batched
+    # ratio, the same values as the dense product, the same bits on any
+    # number of threads, and `product_at_nonzeros` itself above the work
+    # where the kernels use threads.
+    monkeypatch.setattr(products, "_PADDED_ELEMENTS", 2048)
+    X = _lda_like(dtype=dtype)
+    X = X[np.argsort(np.diff(X.indptr), kind="stable")]
+    W, H = _factors(X, dtype=dtype)
+    units = products.work_units(X.indptr, 6, X.dtype.itemsize, batched=True)
+    assert any(len(u) == 4 for u in units)  # padded blocks are exercised
+    rows, cols = X.nonzero()
+    expected = (W.astype(np.float64) @ H.astype(np.float64))[rows, cols]
+    Y = products.batched_product_at_nonzeros(X, W, H)
+    assert Y.dtype == dtype
+    assert_allclose(Y, expected, rtol=1e-5 if dtype == np.float32 else 1e-13)
+    results = []
+    for n_threads in (1, 3):
+        monkeypatch.setattr(_parallel, "N_THREADS", n_threads)
+        results.append(products.batched_product_at_nonzeros(X, W, H))
+    assert_array_equal(results[0], results[1])
+    monkeypatch.setattr(products, "_PADDED_MAX_WORK", 0)
+    assert_array_equal(
+        products.batched_product_at_nonzeros(X, W, H), K.product_at_nonzeros(X, W, H)
+    )
+
+
 def test_sorted_rows_form_slabs(many_small_units):
     X = _lda_like()
     X = X[np.argsort(np.diff(X.indptr), kind="stable")]
