@@ -17,6 +17,7 @@ metadata carries no license file, or when a fitted model does not survive
 import importlib
 import importlib.metadata
 import importlib.util
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -104,6 +105,26 @@ def main(checkout):
         problems.append("a model loaded from its file transforms differently")
     else:
         print("fit -> save -> load: the loaded model transforms as the fitted one")
+
+    # The default install has no numba: 'topicfac compile' says how to get it,
+    # in one line, and fails.
+    done = subprocess.run(
+        [sys.executable, "-m", "sklearn_topicfac", "compile"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if importlib.util.find_spec("numba") is None and not (
+        done.returncode == 1
+        and len(done.stderr.strip().splitlines()) == 1
+        and "pip install" in done.stderr
+    ):
+        problems.append(
+            f"'topicfac compile' without numba: status {done.returncode}, "
+            f"stderr {done.stderr.strip()!r}"
+        )
+    else:
+        print(f"topicfac compile: {done.stderr.strip() or done.stdout.strip()}")
 
     if problems:
         print("\nFAILED:", *problems, sep="\n  ", file=sys.stderr)
