@@ -10,6 +10,32 @@ from .updates import em_update_w, mu_update_w, normalize_rows
 # The extrapolation of `em_fold_in` goes at most this many steps ahead.
 _MAX_STEP = 64.0
 
+# The fold-ins sweep over the rows of X still held (a CSR slice of them) and
+# slice again only once fewer than this share of those rows is still moving:
+# a row that has stopped is computed on, its results never written.  Each
+# row's arithmetic is its own (to the rounding of the product's runs of
+# equal-length rows); slicing at every sweep (and planning the slice's
+# product anew) cost more than the sweep's arithmetic on small batches
+# (KLNMF on CSTR's 95 held-out documents: 8.3 ms a transform before, 5.4 ms
+# with this).
+_RESLICE = 0.5
+
+
+def _moving_rows(X):
+    """``(held, X_held, live)`` at the start of a fold-in: the rows with
+    stored entries, their slice of ``X`` and which of them still move."""
+    held = np.flatnonzero(np.diff(X.indptr) > 0)
+    X_held = X if held.size == X.shape[0] else X[held]
+    return held, X_held, np.ones(held.size, dtype=bool)
+
+
+def _still_held(held, X_held, live):
+    """`_moving_rows` after some rows stopped: sliced again once fewer than
+    `_RESLICE` of the held rows still move."""
+    if np.count_nonzero(live) >= _RESLICE * held.size:
+        return held, X_held, live
+    return held[live], X_held[live], live[live]
+
 
 def mu_fold_in(X, H, W, max_iter, tol):
     """Multiplicative KL updates of ``W`` alone, each document until it settles.
@@ -19,7 +45,11 @@ def mu_fold_in(X, H, W, max_iter, tol):
     where the mean absolute change of its topic proportions ``normalize(W_d
     * h)`` falls below ``tol``, or after ``max_iter`` sweeps.  A document
     without stored entries keeps its start.  So a document's result does not
-    depend on the other documents of ``X``.
+    depend on the other documents of ``X``, but for rounding: the sampled
+    product computes runs of equal-length rows as one batched product, whose
+    rounding of an entry can differ in the last bit from the same row's
+    alone (`product_at_nonzeros`), and which rows form a run depends on
+    those the sweep holds (`_RESLICE`).
 
     Parameters
     ----------
@@ -53,18 +83,18 @@ def mu_fold_in(X, H, W, max_iter, tol):
         return fast.mu_fold_in(X, H, W, max_iter, tol)
     W = np.array(W, copy=True)
     h = H.sum(axis=1)
-    active = np.flatnonzero(np.diff(X.indptr) > 0)
+    held, Xh, live = _moving_rows(X)
     for _ in range(max_iter):
-        if active.size == 0:
+        if not live.any():
             break
-        Xa = X if active.size == X.shape[0] else X[active]
-        Wa = W[active]
-        Wn = mu_update_w(ratio_at_nonzeros(Xa, Wa, H), Wa, H)
-        change = np.abs(normalize_rows(Wn * h)[0] - normalize_rows(Wa * h)[0]).mean(
+        held, Xh, live = _still_held(held, Xh, live)
+        Wh = W[held]
+        Wn = mu_update_w(ratio_at_nonzeros(Xh, Wh, H), Wh, H)
+        change = np.abs(normalize_rows(Wn * h)[0] - normalize_rows(Wh * h)[0]).mean(
             axis=1
         )
-        W[active] = Wn
-        active = active[change >= tol]
+        W[held[live]] = Wn[live]
+        live &= change >= tol
     return W
 
 
@@ -85,7 +115,8 @@ def em_fold_in(X, B, D, alpha, max_iter, tol):
     stops when one EM step changes its counts by less than ``tol`` (mean
     absolute change), after the first step of a cycle or the stabilizing
     one, or when ``max_iter`` EM steps are spent.  Every operation is per
-    document, so a document's result does not depend on the others.
+    document, so a document's result does not depend on the others, but for
+    the rounding of the sampled product (as in `mu_fold_in`).
 
     Parameters
     ----------
@@ -125,21 +156,19 @@ def em_fold_in(X, B, D, alpha, max_iter, tol):
     def change(new, old):
         return np.abs(new - old).mean(axis=1)
 
-    active = np.flatnonzero(np.diff(X.indptr) > 0)
+    held, Xh, live = _moving_rows(X)
     spent = 0
-    while active.size and spent < max_iter:
-        Xa = X if active.size == X.shape[0] else X[active]
-        D0 = D[active]
-        D1 = step(Xa, D0)
+    while live.any() and spent < max_iter:
+        held, Xh, live = _still_held(held, Xh, live)
+        D0 = D[held]
+        D1 = step(Xh, D0)
         spent += 1
-        going = change(D1, D0) >= tol
-        D[active] = D1
+        going = live & (change(D1, D0) >= tol)
+        D[held[live]] = D1[live]
         if spent + 2 > max_iter or not going.any():
-            active = active[going]
+            live = going
             continue
-        if not going.all():
-            active, Xa, D0, D1 = active[going], Xa[going], D0[going], D1[going]
-        D2 = step(Xa, D1)
+        D2 = step(Xh, D1)
         r = D1 - D0
         v = D2 - 2 * D1 + D0
         # Norms in float64: squares of float32 counts near 1e30 overflow.
@@ -153,8 +182,8 @@ def em_fold_in(X, B, D, alpha, max_iter, tol):
             Dx = D0 + (2 * ahead)[:, None] * r + (ahead**2)[:, None] * v
         unusable = ~np.isfinite(Dx).all(axis=1) | (Dx < 0).any(axis=1)
         Dx[unusable] = D2[unusable]
-        D3 = step(Xa, Dx)
+        D3 = step(Xh, Dx)
         spent += 2
-        D[active] = D3
-        active = active[change(D3, Dx) >= tol]
+        D[held[going]] = D3[going]
+        live = going & (change(D3, Dx) >= tol)
     return D

@@ -12,7 +12,7 @@ import tracemalloc
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _corpora import planted_counts, random_start
+from _corpora import lda_counts, planted_counts, random_start
 from _estimators import BY_NAME, classes_with, slow_except
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import xlogy
@@ -539,3 +539,28 @@ def test_one_blas_thread_limits_blas_and_restores_it():
         pass
     assert _parallel._blas_controller() is _parallel._blas_controller()
     assert _parallel._blas_controller.cache_info().currsize == 1
+
+
+@pytest.mark.parametrize("reslice", [0.0, 0.5, 0.99])
+def test_fold_ins_keeping_stopped_rows_give_each_row_its_own_result(
+    monkeypatch, reslice
+):
+    """The fold-ins sweep over held rows and slice again only once few still
+    move (`fold_in._RESLICE`); a stopped row must keep the result of the
+    sweep where it stopped, whatever else is held: the same values (to
+    rounding) as slicing to the moving rows at every sweep (``1.0``)."""
+    from sklearn_topicfac.kernels import fold_in
+
+    X = lda_counts(n=120, m=50, k=4, seed=3)
+    W, H = random_start(X, 4)
+    alpha = np.full(4, 0.1)
+    B = H / H.sum(axis=1, keepdims=True)
+    D = np.asarray(X.sum(axis=1)) / 4 * np.ones((1, 4))
+    monkeypatch.setattr(fold_in, "_RESLICE", 1.0)
+    mu_every, em_every = (
+        K.mu_fold_in(X, H, W, 200, 1e-4),
+        K.em_fold_in(X, B, D, alpha, 200, 1e-4),
+    )
+    monkeypatch.setattr(fold_in, "_RESLICE", reslice)
+    assert_allclose(K.mu_fold_in(X, H, W, 200, 1e-4), mu_every, rtol=1e-12)
+    assert_allclose(K.em_fold_in(X, B, D, alpha, 200, 1e-4), em_every, rtol=1e-12)
