@@ -19,7 +19,7 @@ The top floor of the package, one module per concern:
 import os
 import sys
 
-from .commands import _apply, _compile, _run
+from .commands import _apply, _compile_kernels, _run
 from .options import (
     _build_apply_parser,
     _build_compile_parser,
@@ -85,5 +85,5 @@ def main(argv=None):
     if argv[:1] == ["apply"]:
         return _main(_build_apply_parser(), _apply, argv[1:])
     if argv[:1] == ["compile"]:
-        return _main(_build_compile_parser(), _compile, argv[1:])
+        return _main(_build_compile_parser(), _compile_kernels, argv[1:])
     return _main(_build_parser(), _run, argv)

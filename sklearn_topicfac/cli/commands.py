@@ -11,6 +11,7 @@ from sklearn.pipeline import make_pipeline
 
 import sklearn_topicfac
 
+from .. import _compile
 from .._validation import available_memory, format_bytes
 from ..inspection import (
     document_topics,
@@ -267,10 +268,8 @@ def _apply(args):
     return 0
 
 
-def _compile(args):
-    from .._compile import compile_kernels
-
-    compile_kernels(verbose=not args.quiet)
+def _compile_kernels(args):
+    _compile.compile_kernels(verbose=not args.quiet)
     return 0
 
 

@@ -515,7 +515,7 @@ def _build_apply_parser():
 
 
 _COMPILE_DESCRIPTION = """\
-Compile the numba kernels once for this machine (about 15 s; needs numba:
+Compile the numba kernels once for this machine (about 20 s; needs numba:
 pip install "sklearn-topicfac[fast]").  Until then the default backend
 ('auto') runs the NumPy kernels, never compiling on its own; from then on it
 runs large fits on numba, in every process of this installation.  Run it

@@ -45,7 +45,7 @@ def _say_once_that_it_compiles():
     _SAID.add("compiles")
     _LOG.warning(
         "sklearn_topicfac: backend='numba' compiles each numba kernel on its "
-        "first use on this machine (about 15 s for all of them, once: numba's "
+        "first use on this machine (about 20 s for all of them, once: numba's "
         "cache keeps them). sklearn_topicfac.compile_kernels() or "
         "'topicfac compile' compiles them all ahead of time, after which "
         "backend='auto' uses them too."
@@ -70,6 +70,13 @@ def twins(X, k=1):
         return None
     if _config.get_config()["backend"] == "numba":
         _say_once_that_it_compiles()
+    return compiled_package()
+
+
+def compiled_package():
+    """The package `kernels.compiled`, imported (with numba) on the first
+    call: the one place the package imports it, so that ``import
+    sklearn_topicfac`` never imports numba."""
     from . import compiled
 
     return compiled

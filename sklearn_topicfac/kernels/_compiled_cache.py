@@ -1,7 +1,7 @@
 """Whether numba's cache on this machine holds every compiled twin: what lets
 ``backend="auto"`` run the twins without ever compiling them.
 
-A first call of a twin compiles it (seconds per family; about 15 s for all
+A first call of a twin compiles it (seconds per family; about 20 s for all
 of them) unless numba's cache (``cache=True``) holds it.  ``backend="auto"``
 must never make a fit slower than the NumPy kernels would have been, so it
 runs the twins only once `sklearn_topicfac.compile_kernels` has compiled
@@ -75,7 +75,7 @@ def write_record(twin_files):
     partial = path.with_suffix(f".{os.getpid()}.partial")
     partial.write_text(json.dumps(record, indent=1))
     os.replace(partial, path)
-    ready.cache_clear()
+    forget()
     return path
 
 

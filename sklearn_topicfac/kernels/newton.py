@@ -93,8 +93,8 @@ def _settle(F, c, gain, newton, log_change, largest):
 
 
 # From this share of the stored entries on, `_model_at` recomputes the model
-# by one sampled product over all of them (`product_at_nonzeros`: batched,
-# on every thread) rather than by gathering the rows of W and H^T entry by
+# by one sampled product over all of them (`batched_product_at_nonzeros`)
+# rather than by gathering the rows of W and H^T entry by
 # entry.  On the generated corpus (1.34 M entries, k = 20) the gathers took
 # 59 ms for every entry and 7.6 ms for 5 % of them, the whole product
 # 2.3 ms; on tr41 (k = 10) 6.7 ms, 0.7 ms and 1.7 ms.  The share depends on

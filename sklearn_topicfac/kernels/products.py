@@ -350,10 +350,11 @@ def batched_product_at_nonzeros(X, W, H):
     elsewhere.  Above it, and on the numba backend, this is
     `product_at_nonzeros`.  The rounding of an entry in a padded block
     depends on the block's padded length, so a document's value can differ
-    in its last bits with the other rows of the call: ``transform`` and
-    every other fold-in use `product_at_nonzeros`, whose entries do not.
-    The units depend on the data alone: the same bits whatever the number
-    of threads.
+    in its last bits with the other rows of the call more often than in
+    `product_at_nonzeros` (where only whether a row's run of equal-length
+    rows makes a slab does): ``transform`` and every other fold-in use
+    that.  The units depend on the data alone: the same bits whatever the
+    number of threads.
     """
     k = W.shape[1]
     if X.nnz * k >= _PADDED_MAX_WORK or runs_compiled(X.nnz * k):
@@ -370,8 +371,6 @@ def batched_ratio_at_nonzeros(X, W, H):
     """`ratio_at_nonzeros` from `batched_product_at_nonzeros`: as a fit's
     sweep computes it (`em_doc_pass`; on the numba backend `em_doc_pass`
     runs its own twin)."""
-    if X.nnz * W.shape[1] >= _PADDED_MAX_WORK:
-        return ratio_at_nonzeros(X, W, H)
     out = batched_product_at_nonzeros(X, W, H)
     divide_into_ratio(X.data, out)
     return sp.csr_matrix((out, X.indices, X.indptr), shape=X.shape, copy=False)
