@@ -7,6 +7,8 @@ make memory grow with ``n_samples * n_features``.  No timing is asserted
 here: speed is measured by ``benchmarks/speed/run.py``.
 """
 
+import importlib.machinery
+import os
 import tracemalloc
 
 import numpy as np
@@ -539,6 +541,37 @@ def test_one_blas_thread_limits_blas_and_restores_it():
         pass
     assert _parallel._blas_controller() is _parallel._blas_controller()
     assert _parallel._blas_controller.cache_info().currsize == 1
+
+
+def test_blas_controller_finds_the_libraries_threadpoolctl_finds():
+    """The controller that skips Python's extension modules while it walks
+    the mapped files finds every library threadpoolctl's own finds (the
+    skipping is a shortcut, never a filter of what gets limited); and no
+    file that names a BLAS, OpenMP or threading library is skipped."""
+    import threadpoolctl
+
+    def found(controller):
+        return sorted(
+            (lib.internal_api, os.path.realpath(lib.filepath))
+            for lib in controller.lib_controllers
+        )
+
+    ours = _parallel._blas_controller()
+    assert found(ours) == found(threadpoolctl.ThreadpoolController())
+    assert any(
+        api in ("openblas", "mkl", "blis", "flexiblas") for api, _ in found(ours)
+    )
+    for name in (
+        "libscipy_openblas64_-32a4b2a6.so",
+        "libopenblasp-r0.3.27.so",
+        "libmkl_rt.so.2",
+        "libgomp-e985bcbb.so.1.0.0",
+        "libblas.so.3",
+    ):
+        assert not _parallel._is_extension_module("/x/" + name)
+    assert _parallel._is_extension_module(
+        "/x/_sparsetools" + importlib.machinery.EXTENSION_SUFFIXES[0]
+    )
 
 
 @pytest.mark.parametrize("reslice", [0.0, 0.5, 0.99])
