@@ -101,16 +101,21 @@ def _blas_controller():
     scikit-learn loaded that is about 210 files, 190 of them Python extension
     modules, and the resolving was 5 of the 8 ms a first fit paid for its
     controller.  The controller made here skips the extension modules
-    (`_is_extension_module`); `tests/kernels/test_parallel.py` checks that it
-    finds the same libraries as threadpoolctl's own.  Where threadpoolctl
-    does not walk the mapped files by that method (other platforms, other
-    versions), this is threadpoolctl's own controller.
+    (`_is_extension_module`) by overriding threadpoolctl's private walk of
+    the mapped files; `tests/kernels/test_performance_contracts.py` checks
+    that it finds the same libraries as threadpoolctl's own.  Where
+    threadpoolctl has no such walk (other platforms, other versions), this
+    is threadpoolctl's own controller.
     """
     from threadpoolctl import ThreadpoolController
 
     if not all(
         hasattr(ThreadpoolController, name)
-        for name in ("_find_libraries_with_linux", "_PATH_RE")
+        for name in (
+            "_find_libraries_with_linux",
+            "_PATH_RE",
+            "_make_controller_from_path",
+        )
     ):
         return ThreadpoolController()
 
