@@ -74,6 +74,17 @@ def task(function):
     return function
 
 
+@task
+def where():
+    """The child's import path (`harness.measure` adds the file of the
+    package it imported): tests/test_benchmark_harness.py."""
+    import sys
+
+    import sklearn_topicfac  # noqa: F401
+
+    return {"sys_path": sys.path}
+
+
 def _estimator(method, k, seed):
     from sklearn.decomposition import NMF, LatentDirichletAllocation
 

@@ -15,6 +15,7 @@ get.  `median_of` repeats a task and keeps the median of each number.
 load), and `write` hands the tables to the doc-block writer.
 """
 
+import functools
 import json
 import os
 import subprocess
@@ -33,6 +34,9 @@ def child(tasks):
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         task = json.loads(sys.argv[2])
         result = tasks[task.pop("task")](**task)
+        package = sys.modules.get("sklearn_topicfac")
+        if package is not None:
+            result["package_measured"] = package.__file__
         print("RESULT " + json.dumps(result), flush=True)
         return True
     return False
@@ -78,7 +82,12 @@ def measure(script, task, *, python=None, fresh_cache=None, env=None, timeout=36
     if fresh_cache is None:
         fresh_cache = SETTINGS["fresh_cache"]
     environment = dict(os.environ, **SETTINGS["env"], **(env or {}))
-    environment["PYTHONPATH"] = HERE + os.pathsep + environment.get("PYTHONPATH", "")
+    # No empty entry (it would mean the working directory: run from the
+    # checkout, the child would import the checkout's package instead of
+    # the interpreter's own), and the child runs outside the checkout.
+    environment["PYTHONPATH"] = os.pathsep.join(
+        p for p in (HERE, environment.get("PYTHONPATH")) if p
+    )
     with tempfile.TemporaryDirectory() as cache:
         if fresh_cache:
             environment["NUMBA_CACHE_DIR"] = cache
@@ -89,13 +98,23 @@ def measure(script, task, *, python=None, fresh_cache=None, env=None, timeout=36
             env=environment,
             timeout=timeout,
             check=False,
+            cwd=tempfile.gettempdir(),
         )
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")]
     if done.returncode or not lines:
         raise RuntimeError(
             f"task {task} failed ({done.returncode}):\n{done.stderr[-3000:]}"
         )
-    return json.loads(lines[-1][len("RESULT ") :])
+    result = json.loads(lines[-1][len("RESULT ") :])
+    measured = result.pop("package_measured", None)
+    installed = interpreter_description(python)["package"]
+    if measured is not None and measured != installed:
+        raise RuntimeError(
+            f"task {task} imported the package from {measured}, not the "
+            f"interpreter's own ({installed}): the measurement would not be "
+            "of the install it names"
+        )
+    return result
 
 
 def median_of(script, task, repeats, **kwargs):
@@ -128,6 +147,7 @@ def busy(n_processes, seconds=7200):
             p.wait()
 
 
+@functools.cache
 def interpreter_description(python=None):
     """What the interpreter has: versions of the package's runtime stack."""
     code = (
