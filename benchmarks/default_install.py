@@ -609,12 +609,19 @@ def _emit(name, table, args, backend, where):
         )
     else:
         what = "With numba, an empty numba cache in every process (so NumPy runs)"
+    if name == "load":
+        repeats = (
+            f"{args.repeats} pairs of fits (idle, then loaded) per cell on "
+            "every corpus: the median seconds of each, and the median share "
+            "of the pairs (its range)"
+        )
+    else:
+        repeats = f"median of {args.repeats}" + (
+            f" ({', '.join(sorted(ONCE))}: one)" if ONCE else ""
+        )
     text = (
-        f"{what}"
-        f" ({stack}); seed {args.seed}; every fit the first of a fresh "
-        f"process, median of {args.repeats}"
-        + (f" ({', '.join(sorted(ONCE))}: one)" if ONCE else "")
-        + "."
+        f"{what} ({stack}); seed {args.seed}; every fit the first of a "
+        f"fresh process, {repeats}."
     )
     print(f"\n## {name}\n{text}")
     print(" | ".join(table["columns"]))
