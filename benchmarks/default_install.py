@@ -52,6 +52,7 @@ so ``"auto"`` runs NumPy.  ``--write-doc`` writes the tables into
 """
 
 import argparse
+import sys
 import time
 import warnings
 
@@ -78,8 +79,6 @@ def task(function):
 def where():
     """The child's import path (`harness.measure` adds the file of the
     package it imported): tests/test_benchmark_harness.py."""
-    import sys
-
     import sklearn_topicfac  # noqa: F401
 
     return {"sys_path": sys.path}
@@ -100,8 +99,6 @@ def _estimator(method, k, seed):
 def _numba_ran():
     """Whether this process ran compiled kernels (``backend="auto"`` imports
     numba only to run them)."""
-    import sys
-
     return "numba" in sys.modules
 
 
