@@ -4,8 +4,8 @@ multiplicative updates; LDA's MAP by EM, accelerated)."""
 import numpy as np
 
 from ._backend import twins
-from .products import ratio_at_nonzeros
-from .updates import em_update_w, mu_update_w, normalize_rows
+from .products import SampledProduct, positive_or_one
+from .updates import normalize_rows, times_ratio_product
 
 # The extrapolation of `em_fold_in` goes at most this many steps ahead.
 _MAX_STEP = 64.0
@@ -21,20 +21,34 @@ _MAX_STEP = 64.0
 _RESLICE = 0.5
 
 
-def _moving_rows(X):
-    """``(held, X_held, live)`` at the start of a fold-in: the rows with
-    stored entries, their slice of ``X`` and which of them still move."""
-    held = np.flatnonzero(np.diff(X.indptr) > 0)
-    X_held = X if held.size == X.shape[0] else X[held]
-    return held, X_held, np.ones(held.size, dtype=bool)
+class _Held:
+    """The rows a fold-in still sweeps: ``rows`` (indices into ``X``), their
+    slice ``X`` of the input, which of them still move (``live``), and the
+    sampled product of the slice (a `SampledProduct`, planned once per
+    slice: a sweep of a small batch otherwise spends more time planning
+    its products and building their sparse matrices than computing them).
+    At the start, the rows with stored entries, all moving.
+    """
 
+    def __init__(self, X, k, dtype):
+        self._k, self._dtype = k, dtype
+        self.rows = np.flatnonzero(np.diff(X.indptr) > 0)
+        X_held = X if self.rows.size == X.shape[0] else X[self.rows]
+        self._slice(X_held, np.ones(self.rows.size, dtype=bool))
 
-def _still_held(held, X_held, live):
-    """`_moving_rows` after some rows stopped: sliced again once fewer than
-    `_RESLICE` of the held rows still move."""
-    if np.count_nonzero(live) >= _RESLICE * held.size:
-        return held, X_held, live
-    return held[live], X_held[live], live[live]
+    def _slice(self, X, live):
+        self.X, self.live = X, live
+        self.product = SampledProduct(X, self._k, self._dtype)
+
+    def sweep(self):
+        """Before a sweep: slice again once fewer than `_RESLICE` of the
+        held rows still move.  Returns whether any row still moves."""
+        moving = np.count_nonzero(self.live)
+        if moving and moving < _RESLICE * self.rows.size:
+            live = self.live
+            self.rows = self.rows[live]
+            self._slice(self.X[live], live[live])
+        return moving > 0
 
 
 def mu_fold_in(X, H, W, max_iter, tol):
@@ -83,17 +97,22 @@ def mu_fold_in(X, H, W, max_iter, tol):
         return fast.mu_fold_in(X, H, W, max_iter, tol)
     W = np.array(W, copy=True)
     h = H.sum(axis=1)
-    held, Xh, live = _moving_rows(X)
+    # What every sweep's `mu_update_w` would compute again: H's columns as
+    # contiguous rows and the divisor.
+    Ht = np.ascontiguousarray(H.T)
+    divisor = positive_or_one(h)[None, :]
+    held = _Held(X, W.shape[1], np.result_type(W.dtype, H.dtype))
     for _ in range(max_iter):
-        if not live.any():
+        if not held.sweep():
             break
-        held, Xh, live = _still_held(held, Xh, live)
-        Wh = W[held]
-        Wn = mu_update_w(ratio_at_nonzeros(Xh, Wh, H), Wh, H)
+        rows, live = held.rows, held.live
+        Wh = W[rows]
+        Wn = times_ratio_product(held.product.ratio(Wh, Ht), Wh, Ht)
+        Wn /= divisor
         change = np.abs(normalize_rows(Wn * h)[0] - normalize_rows(Wh * h)[0]).mean(
             axis=1
         )
-        W[held[live]] = Wn[live]
+        W[rows[live]] = Wn[live]
         live &= change >= tol
     return W
 
@@ -148,27 +167,28 @@ def em_fold_in(X, B, D, alpha, max_iter, tol):
     """
     D = np.array(D, copy=True)
     alpha = np.asarray(alpha, dtype=D.dtype)
+    Bt = np.ascontiguousarray(B.T)
+    held = _Held(X, D.shape[1], np.result_type(D.dtype, B.dtype))
 
-    def step(Xa, Da):
+    def step(Da):
         theta = Da + alpha
-        return em_update_w(ratio_at_nonzeros(Xa, theta, B), theta, B)
+        return times_ratio_product(held.product.ratio(theta, Bt), theta, Bt)
 
     def change(new, old):
         return np.abs(new - old).mean(axis=1)
 
-    held, Xh, live = _moving_rows(X)
     spent = 0
-    while live.any() and spent < max_iter:
-        held, Xh, live = _still_held(held, Xh, live)
-        D0 = D[held]
-        D1 = step(Xh, D0)
+    while spent < max_iter and held.sweep():
+        rows, live = held.rows, held.live
+        D0 = D[rows]
+        D1 = step(D0)
         spent += 1
         going = live & (change(D1, D0) >= tol)
-        D[held[live]] = D1[live]
+        D[rows[live]] = D1[live]
         if spent + 2 > max_iter or not going.any():
-            live = going
+            held.live = going
             continue
-        D2 = step(Xh, D1)
+        D2 = step(D1)
         r = D1 - D0
         v = D2 - 2 * D1 + D0
         # Norms in float64: squares of float32 counts near 1e30 overflow.
@@ -182,8 +202,8 @@ def em_fold_in(X, B, D, alpha, max_iter, tol):
             Dx = D0 + (2 * ahead)[:, None] * r + (ahead**2)[:, None] * v
         unusable = ~np.isfinite(Dx).all(axis=1) | (Dx < 0).any(axis=1)
         Dx[unusable] = D2[unusable]
-        D3 = step(Xh, Dx)
+        D3 = step(Dx)
         spent += 2
-        D[held[going]] = D3[going]
-        live = going & (change(D3, Dx) >= tol)
+        D[rows[going]] = D3[going]
+        held.live = going & (change(D3, Dx) >= tol)
     return D

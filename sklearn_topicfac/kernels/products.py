@@ -293,26 +293,70 @@ def product_at_nonzeros(X, W, H):
     """
     if (fast := twins(X, W.shape[1])) is not None:
         return fast.product_at_nonzeros(X, W, H)
-    k = W.shape[1]
-    out = np.empty(X.nnz, dtype=np.result_type(W.dtype, H.dtype))
-    if X.nnz == 0:
-        return out
+    dtype = np.result_type(W.dtype, H.dtype)
     # A contiguous (n_features, k) copy makes each column gather one
     # contiguous read; it costs O(n_features * k), small next to O(nnz * k).
-    Ht = np.ascontiguousarray(H.T)
-    indptr, indices = X.indptr, X.indices
-    units = work_units(indptr, k, out.itemsize)
-    count = min(n_threads(X.nnz * k), len(units))
-    if count <= 1:
-        _product_on_units(units, indptr, indices, W, Ht, out)
+    return SampledProduct(X, W.shape[1], dtype).product(W, np.ascontiguousarray(H.T))
+
+
+class SampledProduct:
+    """`product_at_nonzeros` and `ratio_at_nonzeros` of one CSR matrix,
+    planned once for factors of ``k`` columns in ``dtype``: for loops that
+    evaluate them at many factors (the fold-ins' sweeps).
+
+    The plan (the units of work and the number of threads) is the one
+    `product_at_nonzeros` makes, so every entry is computed as there, to
+    the bit.  `ratio` writes into one buffer, shared by the sparse matrix
+    it returns: each call overwrites the last call's ratio.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> X = sp.csr_matrix(np.array([[2.0, 0.0, 1.0], [0.0, 3.0, 0.0]]))
+    >>> W, H = np.ones((2, 1)), np.array([[1.0, 2.0, 4.0]])
+    >>> product = SampledProduct(X, 1, np.float64)
+    >>> product.product(W, np.ascontiguousarray(H.T))
+    array([1., 4., 2.])
+    >>> product.ratio(W, np.ascontiguousarray(H.T)).toarray()
+    array([[2.  , 0.  , 0.25],
+           [0.  , 1.5 , 0.  ]])
+    """
+
+    def __init__(self, X, k, dtype):
+        self.X = X
+        dtype = np.dtype(dtype)
+        self.units = work_units(X.indptr, k, dtype.itemsize) if X.nnz else []
+        self.count = min(n_threads(X.nnz * k), max(len(self.units), 1))
+        self._ratio = compressed_view(
+            np.empty(X.nnz, dtype=dtype), X.indices, X.indptr, X.shape
+        )
+
+    def product(self, W, Ht, out=None):
+        """``W @ Ht.T`` at the stored entries of ``X`` (``Ht`` C-contiguous,
+        ``n_features x k``), into ``out`` if given."""
+        X = self.X
+        if out is None:
+            out = np.empty(X.nnz, dtype=self._ratio.dtype)
+        if X.nnz == 0:
+            return out
+        indptr, indices = X.indptr, X.indices
+        if self.count <= 1:
+            _product_on_units(self.units, indptr, indices, W, Ht, out)
+            return out
+        # The threads take the next unit from a shared queue: a thread that
+        # the system pauses delays no one.  Each entry is computed the same
+        # way whichever thread takes its unit.
+        queue = WorkQueue(self.units)
+        work = partial(_product_on_units, queue, indptr, indices, W, Ht, out)
+        run_parallel([work] * self.count)
         return out
-    # The threads take the next unit from a shared queue: a thread that the
-    # system pauses delays no one.  Each entry is computed the same way
-    # whichever thread takes its unit.
-    queue = WorkQueue(units)
-    work = partial(_product_on_units, queue, indptr, indices, W, Ht, out)
-    run_parallel([work] * count)
-    return out
+
+    def ratio(self, W, Ht):
+        """``X / (W @ Ht.T)`` at the stored entries, as `ratio_at_nonzeros`
+        computes it: a CSR matrix on this object's buffer."""
+        R = self._ratio
+        divide_into_ratio(self.X.data, self.product(W, Ht, out=R.data))
+        return R
 
 
 def ratio_at_nonzeros(X, W, H):

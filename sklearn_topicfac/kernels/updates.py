@@ -28,10 +28,17 @@ def mu_update_w(R, W, H):
     ``W_new = W * (R @ H.T) / H.sum(1)``.  After it, the row sums of
     ``W_new @ H`` equal the row sums of ``X`` (paper 001, Prop. 3).
     """
-    RHt = sparse_dense_product(R, H.T)
-    W_new = multiply_keeping_zeros(W, RHt, out=into_temporary(W, RHt))
+    W_new = times_ratio_product(R, W, H.T)
     W_new /= positive_or_one(H.sum(axis=1))[None, :]
     return W_new
+
+
+def times_ratio_product(R, W, Ht):
+    """``W * (R @ Ht)``, the shared core of `mu_update_w` and `em_update_w`
+    (``Ht`` is ``H.T``, in any memory layout: the same bits), a zero of
+    ``W`` kept zero."""
+    RHt = sparse_dense_product(R, Ht)
+    return multiply_keeping_zeros(W, RHt, out=into_temporary(W, RHt))
 
 
 def mu_doc_step(X, W, H):
@@ -205,8 +212,7 @@ def em_update_w(R, W, H):
     ``P(z) P(d|z)`` times ``N``: the column sums of the result are the
     expected topic counts ``T_z = sum_{d,w} X_dw P(z|d,w)``.
     """
-    RHt = sparse_dense_product(R, H.T)
-    return multiply_keeping_zeros(W, RHt, out=into_temporary(W, RHt))
+    return times_ratio_product(R, W, H.T)
 
 
 def em_topic_update(H, WtR):

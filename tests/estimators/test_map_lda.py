@@ -175,17 +175,17 @@ def test_accelerated_fold_in_reaches_em_fixed_point_per_document():
     steps = []
     from sklearn_topicfac.kernels import fold_in as module
 
-    original = module.em_update_w
+    original = module.times_ratio_product
 
-    def counted(R, W, H):
+    def counted(R, W, Ht):
         steps.append(W.shape[0])
-        return original(R, W, H)
+        return original(R, W, Ht)
 
-    module.em_update_w = counted
+    module.times_ratio_product = counted
     try:
         em_fold_in(X, B, start, alpha, max_iter=1000, tol=1e-3)
     finally:
-        module.em_update_w = original
+        module.times_ratio_product = original
     plain, n_plain, done = start.copy(), 0, False
     while not done and n_plain < 1000:
         new = _plain_em_fold_in(X, B, plain, alpha, 1)
