@@ -12,7 +12,7 @@ split-merge moves (`engine.moves`) of models that offer them, and returns a
 from dataclasses import dataclass, field, replace
 
 from .._config import config_context, get_config
-from ..kernels import keep_freed_memory, thread_budget
+from ..kernels import keep_freed_memory, preload, thread_budget
 from .iterations import Run, restart, run, run_on, start
 from .moves import split_merge
 from .online import run_epochs
@@ -78,6 +78,10 @@ def fit(model, runner, plan):
     # of the fit runs with it, here and on the Dask workers (the runner's
     # tasks carry it, `with_config`).
     with config_context(**get_config()), thread_budget():
+        if plan.online is None and isinstance(runner, InMemoryRunner):
+            # The fit's kernel calls run over all of X: if they run the
+            # compiled twins, load them while the start is computed.
+            preload(getattr(runner.X, "nnz", 0) * plan.start.k)
         best = best_states = best_record = None
         for index in range(settings.n_init):
             if index == 0:

@@ -31,9 +31,12 @@ estimators.
 - `compiled`: the compiled twins of the kernels (the optional numba
   backend), to which the kernels above dispatch when it is selected
   (`sklearn_topicfac.config_context`); the one import from the rest of the
-  package is that setting (`sklearn_topicfac._config`).
+  package is that setting (`sklearn_topicfac._config`); `preload`, which
+  the engine calls as a fit starts, imports it on a background thread when
+  the fit's kernel calls will run it.
 """
 
+from ._backend import preload
 from ._heap import keep_freed_memory
 from ._parallel import one_blas_thread, thread_budget
 from .collapsed import cvb0_sweep, map_sweep
@@ -140,6 +143,7 @@ __all__ = [
     "ratio_log_sums",
     "ratio_log_sums_at_nonzeros",
     "squarem_point",
+    "preload",
     "thread_budget",
     "transposed_product",
 ]

@@ -7,13 +7,17 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 
+import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import sklearn_topicfac as tf
 from sklearn_topicfac import _config
 from sklearn_topicfac.cli import main
 from sklearn_topicfac.kernels import _compiled_cache
+from sklearn_topicfac.out_of_core import Blocks
 
 
 @pytest.fixture
@@ -182,3 +186,91 @@ def test_auto_uses_numba_after_compile_kernels_and_never_before(tmp_path):
         for name in files:
             os.remove(os.path.join(root, name))
     assert run(_FIT_IN_A_FRESH_PROCESS) == ["False"]
+
+
+@pytest.fixture
+def loads(monkeypatch):
+    """`_backend.preload` with numba and a ready record standing in: the
+    threads that would import the compiled package."""
+    from sklearn_topicfac.kernels import _backend
+
+    threads = []
+    monkeypatch.setattr(_config, "numba_available", lambda: True)
+    monkeypatch.setattr(_compiled_cache, "ready", lambda: True)
+    monkeypatch.setattr(_backend, "_COMPILED", "sklearn_topicfac_not_imported")
+    monkeypatch.setattr(
+        _backend,
+        "compiled_package",
+        lambda: threads.append(threading.current_thread()),
+    )
+    # (The tests run the NumPy backend unless they ask: conftest.)
+    with tf.config_context(backend="auto"):
+        yield threads
+
+
+def test_preload_imports_the_twins_on_a_thread_when_a_fit_will_run_them(
+    loads, monkeypatch
+):
+    """A fit's start loads the compiled twins in the background, but only
+    when its kernel calls will run them: ``"auto"`` with every twin in
+    numba's cache and work of at least `AUTO_MIN_WORK`, or ``"numba"``;
+    never when ``"auto"`` would run NumPy (it never compiles) nor once
+    the package is imported."""
+    from sklearn_topicfac.kernels import _backend
+
+    assert _backend.preload(_backend.AUTO_MIN_WORK - 1) is None
+    with tf.config_context(backend="numpy"):
+        assert _backend.preload(10**9) is None
+    thread = _backend.preload(_backend.AUTO_MIN_WORK)
+    thread.join(30)
+    assert loads == [thread] and thread is not threading.main_thread()
+    assert thread.daemon
+    with tf.config_context(backend="numba"):
+        _backend.preload(1).join(30)
+    assert len(loads) == 2
+    monkeypatch.setattr(_compiled_cache, "ready", lambda: False)
+    assert _backend.preload(10**9) is None
+    monkeypatch.setattr(_compiled_cache, "ready", lambda: True)
+    monkeypatch.setattr(_backend, "_COMPILED", "sklearn_topicfac")
+    assert _backend.preload(10**9) is None
+    assert len(loads) == 2
+
+
+def test_a_failed_preload_is_left_to_the_fit_to_raise(monkeypatch):
+    """An import that fails on the preload's thread raises nothing there
+    (no one would see it): the fit's own first call of a twin imports the
+    package again and raises."""
+    from sklearn_topicfac.kernels import _backend
+
+    monkeypatch.setattr(_config, "numba_available", lambda: True)
+    monkeypatch.setattr(_compiled_cache, "ready", lambda: True)
+    monkeypatch.setattr(_backend, "_COMPILED", "sklearn_topicfac_not_imported")
+
+    def broken():
+        raise ImportError("numba is broken")
+
+    monkeypatch.setattr(_backend, "compiled_package", broken)
+    escaped = []
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+    with tf.config_context(backend="auto"):
+        _backend.preload(10**9).join(30)
+    assert escaped == []
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_in_memory_fits_preload_for_their_whole_matrix(monkeypatch):
+    """The engine asks to preload with the work of a kernel call over all of
+    X (stored entries times k) for a fit in memory; not for a block-wise
+    fit (its calls see a block each) nor an online one (a batch each)."""
+    from sklearn_topicfac.engine import fitting
+
+    asked = []
+    monkeypatch.setattr(fitting, "preload", asked.append)
+    X = sp.random(60, 40, density=0.2, format="csr", random_state=0)
+    X.data = np.ceil(X.data * 5)
+    tf.KLNMF(3, max_iter=2, random_state=0).fit(X)
+    tf.LDAVI(4, max_iter=2, random_state=0).fit(X.toarray())
+    assert asked == [X.nnz * 3, X.nnz * 4]
+    tf.KLNMF(3, max_iter=2, random_state=0).fit(Blocks(X, block_size=25))
+    tf.LDAVI(4, learning_method="online", max_iter=2, random_state=0).fit(X)
+    assert asked == [X.nnz * 3, X.nnz * 4]

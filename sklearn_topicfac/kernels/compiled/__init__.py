@@ -22,7 +22,9 @@ docstring says why the twin exists:
 - `collapsed`: ``cvb0_sweep``;
 - `coordinate`: ``cd_sweep``, ``cd_pass``;
 - `_common`: numba's options, the split of rows into parts on the kernel
-  threads, and the loops over one row's entries that several families use.
+  threads, the loops over one row's entries that several families use,
+  and ``warm_up``, loaded as the package is imported (it sets up numba's
+  code generation: `_backend.preload`).
 
 Why they are faster: a NumPy kernel works on gathered ``(entries, k)``
 blocks, so every stored entry costs several passes over a k-vector through

@@ -71,6 +71,20 @@ def _on_parts(kernel, bounds, work, *args, indexed=False):
     _parallel.run_parallel([lambda: run(queue)] * count)
 
 
+@nb.njit("float64(float64[::1])", **_JIT)
+def warm_up(x):
+    """The sum of ``x``: a function compiled (or, from numba's cache,
+    loaded) as this package is imported, so that the import sets up numba's
+    code generation, which the first twin loaded otherwise pays (about
+    0.15 s in a fresh process, against under 10 ms for each twin after it):
+    `_backend.preload` imports the package on a background thread while a
+    fit's start runs."""
+    s = 0.0
+    for v in x:
+        s += v
+    return s
+
+
 def _limits(dtype):
     info = np.finfo(dtype)
     return dtype.type(info.tiny), dtype.type(info.max)
