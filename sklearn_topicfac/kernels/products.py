@@ -324,19 +324,17 @@ class SampledProduct:
 
     def __init__(self, X, k, dtype):
         self.X = X
-        dtype = np.dtype(dtype)
-        self.units = work_units(X.indptr, k, dtype.itemsize) if X.nnz else []
+        self.dtype = np.dtype(dtype)
+        self.units = work_units(X.indptr, k, self.dtype.itemsize) if X.nnz else []
         self.count = min(n_threads(X.nnz * k), max(len(self.units), 1))
-        self._ratio = compressed_view(
-            np.empty(X.nnz, dtype=dtype), X.indices, X.indptr, X.shape
-        )
+        self._ratio = None  # the buffer of `ratio`, made on its first call
 
     def product(self, W, Ht, out=None):
         """``W @ Ht.T`` at the stored entries of ``X`` (``Ht`` C-contiguous,
         ``n_features x k``), into ``out`` if given."""
         X = self.X
         if out is None:
-            out = np.empty(X.nnz, dtype=self._ratio.dtype)
+            out = np.empty(X.nnz, dtype=self.dtype)
         if X.nnz == 0:
             return out
         indptr, indices = X.indptr, X.indices
@@ -354,8 +352,12 @@ class SampledProduct:
     def ratio(self, W, Ht):
         """``X / (W @ Ht.T)`` at the stored entries, as `ratio_at_nonzeros`
         computes it: a CSR matrix on this object's buffer."""
+        X = self.X
+        if self._ratio is None:
+            buffer = np.empty(X.nnz, dtype=self.dtype)
+            self._ratio = compressed_view(buffer, X.indices, X.indptr, X.shape)
         R = self._ratio
-        divide_into_ratio(self.X.data, self.product(W, Ht, out=R.data))
+        divide_into_ratio(X.data, self.product(W, Ht, out=R.data))
         return R
 
 
