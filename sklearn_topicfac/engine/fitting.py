@@ -81,7 +81,7 @@ def fit(model, runner, plan):
         if plan.online is None and isinstance(runner, InMemoryRunner):
             # The fit's kernel calls run over all of X: if they run the
             # compiled twins, load them while the start is computed.
-            preload(getattr(runner.X, "nnz", 0) * plan.start.k)
+            preload(runner.X.nnz * plan.start.k)
         best = best_states = best_record = None
         for index in range(settings.n_init):
             if index == 0:

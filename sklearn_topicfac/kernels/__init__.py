@@ -138,12 +138,12 @@ __all__ = [
     "one_blas_thread",
     "normalize_rows",
     "positive_or_one",
+    "preload",
     "product_at_nonzeros",
     "ratio_at_nonzeros",
     "ratio_log_sums",
     "ratio_log_sums_at_nonzeros",
     "squarem_point",
-    "preload",
     "thread_budget",
     "transposed_product",
 ]

@@ -75,6 +75,10 @@ def twins(X, k=1):
     return compiled_package()
 
 
+# The module name of the compiled package, which `preload` looks for.
+_COMPILED = __name__.rpartition(".")[0] + ".compiled"
+
+
 def preload(work):
     """Start importing the compiled twins (`compiled_package`) on a
     background thread when kernel calls of ``work`` will run them
@@ -83,9 +87,9 @@ def preload(work):
 
     A fit calls this as it starts: numba's import and the set-up of its
     code generation (0.2 to 0.3 s in a fresh process) then run while the
-    fit validates its input and computes its start, instead of before its
-    first iteration.  A fit's first kernel call that needs the twins waits
-    for the import to finish (Python's import lock).  Under ``"auto"``
+    fit computes its start, instead of before its first iteration.  A
+    fit's first kernel call that needs the twins waits for the import to
+    finish (Python's import lock).  Under ``"auto"``
     nothing is ever compiled here either: it runs the twins only once they
     are all in numba's cache (`_compiled_cache.ready`).
     """
@@ -96,9 +100,6 @@ def preload(work):
     )
     thread.start()
     return thread
-
-
-_COMPILED = __name__.rpartition(".")[0] + ".compiled"
 
 
 def _import_quietly():
@@ -114,7 +115,9 @@ def _import_quietly():
 def compiled_package():
     """The package `kernels.compiled`, imported (with numba) on the first
     call: the one place the package imports it, so that ``import
-    sklearn_topicfac`` never imports numba."""
+    sklearn_topicfac`` never imports numba (an optional dependency whose
+    import costs 0.1-0.3 s).  The import runs down the package, not back
+    up: `compiled` imports only the leaf modules `_parallel` and `_scale`."""
     from . import compiled
 
     return compiled

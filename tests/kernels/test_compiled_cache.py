@@ -236,15 +236,11 @@ def test_preload_imports_the_twins_on_a_thread_when_a_fit_will_run_them(
     assert len(loads) == 2
 
 
-def test_a_failed_preload_is_left_to_the_fit_to_raise(monkeypatch):
+def test_a_failed_preload_is_left_to_the_fit_to_raise(loads, monkeypatch):
     """An import that fails on the preload's thread raises nothing there
     (no one would see it): the fit's own first call of a twin imports the
     package again and raises."""
     from sklearn_topicfac.kernels import _backend
-
-    monkeypatch.setattr(_config, "numba_available", lambda: True)
-    monkeypatch.setattr(_compiled_cache, "ready", lambda: True)
-    monkeypatch.setattr(_backend, "_COMPILED", "sklearn_topicfac_not_imported")
 
     def broken():
         raise ImportError("numba is broken")
@@ -252,8 +248,7 @@ def test_a_failed_preload_is_left_to_the_fit_to_raise(monkeypatch):
     monkeypatch.setattr(_backend, "compiled_package", broken)
     escaped = []
     monkeypatch.setattr(threading, "excepthook", escaped.append)
-    with tf.config_context(backend="auto"):
-        _backend.preload(10**9).join(30)
+    _backend.preload(10**9).join(30)
     assert escaped == []
 
 
