@@ -25,6 +25,12 @@ Tables (``--tables``, all by default), on the corpora of the registry
   log-likelihood per word (its own ``transform`` on one half of each
   held-out document's words, the other half scored; the package's
   ``completion_split`` and smoothing).
+- ``tolerance`` (only when asked for): what a looser fold-in tolerance
+  would give, for the choice of its default: KLNMF's, PLSI's and LDAVI's
+  default fit on the ``transform`` table's split, then their ``transform``
+  at each tolerance of `TOLERANCES` (set after the fit), in one process:
+  throughput against the default tolerance, completion score, and the
+  clustering accuracy of ``transform`` of every document.
 - ``load``: the ``fits`` measurement of LDAVI, KLNMF, PLSI and
   scikit-learn's two peers idle and then with two CPU-bound processes
   beside it on the machine, in pairs, and the share of speed each keeps
@@ -191,11 +197,26 @@ def time_to_objective(corpus, method, seed, target):
     }
 
 
-@task
-def transform(corpus, method, seed):
-    """Fold-in throughput on a held-out fifth, and its completion score."""
-    from corpus_registry import load
+def _held_out_fifth(X, seed):
+    """``(train, test)``: the seed's four fifths of the rows, and the rest."""
+    order = np.random.default_rng(seed).permutation(X.shape[0])
+    cut = X.shape[0] * 4 // 5
+    return X[np.sort(order[:cut])], X[np.sort(order[cut:])]
 
+
+def _transform_seconds(est, test):
+    """The median seconds of three ``transform`` calls of ``test``."""
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        est.transform(test)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def _completion(est, test, seed, k):
+    """The held-out document-completion log-likelihood per word of ``est``'s
+    own ``transform`` of one half of each document of ``test``."""
     from sklearn_topicfac.kernels import (
         HELD_OUT_SMOOTHING,
         completion_log_likelihood,
@@ -203,33 +224,74 @@ def transform(corpus, method, seed):
         normalize_rows,
     )
 
-    X, _, k = load(corpus)
-    order = np.random.default_rng(seed).permutation(X.shape[0])
-    cut = X.shape[0] * 4 // 5
-    train, test = X[np.sort(order[:cut])], X[np.sort(order[cut:])]
-    est = _estimator(method, k, seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(train)
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            est.transform(test)
-            times.append(time.perf_counter() - start)
-        observed, held = completion_split(test, seed)
-        theta = normalize_rows(np.asarray(est.transform(observed), dtype=float))[0]
+    observed, held = completion_split(test, seed)
+    theta = normalize_rows(np.asarray(est.transform(observed), dtype=float))[0]
     theta[theta.sum(axis=1) == 0] = 1.0 / k
     phi = normalize_rows(np.asarray(est.components_, dtype=float))[0]
     log_lik, n_words = completion_log_likelihood(
         held, theta, phi, smoothing=HELD_OUT_SMOOTHING
     )
-    seconds = float(np.median(times))
+    return float(log_lik / n_words)
+
+
+@task
+def transform(corpus, method, seed):
+    """Fold-in throughput on a held-out fifth, and its completion score."""
+    from corpus_registry import load
+
+    X, _, k = load(corpus)
+    train, test = _held_out_fifth(X, seed)
+    est = _estimator(method, k, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(train)
+        seconds = _transform_seconds(est, test)
+        completion = _completion(est, test, seed, k)
     return {
         "seconds": seconds,
         "docs_per_second": test.shape[0] / seconds,
-        "completion": float(log_lik / n_words),
+        "completion": completion,
         "params": estimator_params(est),
     }
+
+
+def _fold_in_tolerance(method):
+    """The parameter ``transform``'s fold-in stops by: LDA's
+    ``mean_change_tol``; the NMF family's ``tol`` (the fit's own)."""
+    return "mean_change_tol" if method in ("LDAVI", "GammaPoissonVI") else "tol"
+
+
+@task
+def fold_in_tolerance(corpus, method, seed, tolerances):
+    """One default fit on a held-out split (as `transform`), then its
+    ``transform`` at each fold-in tolerance: throughput, completion score
+    and clustering accuracy (``transform`` of every document), the
+    tolerance set after the fit (so the fit is the default one)."""
+    from corpus_registry import load
+
+    from sklearn_topicfac.metrics import clustering_accuracy
+
+    X, y, k = load(corpus)
+    train, test = _held_out_fifth(X, seed)
+    est = _estimator(method, k, seed)
+    parameter = _fold_in_tolerance(method)
+    results = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(train)
+        params = estimator_params(est)
+        for tolerance in tolerances:
+            est.set_params(**{parameter: tolerance})
+            seconds = _transform_seconds(est, test)
+            results.append(
+                {
+                    "tolerance": tolerance,
+                    "docs_per_second": test.shape[0] / seconds,
+                    "completion": _completion(est, test, seed, k),
+                    "accuracy": float(clustering_accuracy(y, _labels(est, X))),
+                }
+            )
+    return {"parameter": parameter, "results": results, "params": params}
 
 
 @task
@@ -439,6 +501,64 @@ def transform_table(corpora, seed, python):
     }
 
 
+# The fold-in tolerances the tolerance table tries: the defaults first (the
+# NMF family's 1e-4, LDA's 1e-3), then looser ones.
+TOLERANCES = {
+    "KLNMF": (1e-4, 1e-3, 3e-3, 1e-2),
+    "PLSI": (1e-4, 1e-3, 3e-3, 1e-2),
+    "LDAVI": (1e-3, 3e-3, 1e-2),
+}
+
+
+def tolerance_table(corpora, seed, python):
+    """What a looser fold-in tolerance would give: each method's default fit
+    (one fresh process per corpus and method), its ``transform`` at each of
+    `TOLERANCES`, against its default tolerance (the first) in the same
+    process."""
+    out = []
+    for corpus in corpora:
+        for method, tolerances in TOLERANCES.items():
+            r = harness.measure(
+                "default_install.py",
+                {
+                    "task": "fold_in_tolerance",
+                    "corpus": corpus,
+                    "method": method,
+                    "seed": seed,
+                    "tolerances": list(tolerances),
+                },
+                python=python,
+            )
+            RAN.setdefault(method, r["params"])
+            base = r["results"][0]
+            for t in r["results"]:
+                speed = t["docs_per_second"] / base["docs_per_second"]
+                out.append(
+                    [
+                        corpus,
+                        method,
+                        f"{r['parameter']}={t['tolerance']:g}",
+                        f"{t['docs_per_second']:,.0f}",
+                        f"{speed:.2f}x",
+                        f"{t['completion']:.4f}",
+                        f"{t['accuracy']:.3f}",
+                    ]
+                )
+        print(f"  {corpus}: done")
+    return {
+        "columns": [
+            "corpus",
+            "method",
+            "fold-in tolerance",
+            "documents / s",
+            "vs the default tolerance",
+            "completion (log-lik / word)",
+            "accuracy",
+        ],
+        "rows": out,
+    }
+
+
 def perplexity_table(corpora, seed, repeats, python):
     """LDAVI's default fit against tomotopy's 1,000 sweeps: held-out
     perplexity (same protocol) and seconds.  tomotopy runs in this
@@ -585,6 +705,9 @@ def main(argv=None):
     if "transform" in args.tables:
         corpora = args.transform_corpora or args.corpora
         emit("transform", transform_table(corpora, args.seed, args.python))
+    if "tolerance" in args.tables:
+        corpora = args.transform_corpora or args.corpora
+        emit("tolerance", tolerance_table(corpora, args.seed, args.python))
     if "load" in args.tables:
         emit(
             "load",
@@ -612,6 +735,8 @@ def _emit(name, table, args, backend, where):
             "every corpus: the median seconds of each, and the median share "
             "of the pairs (its range)"
         )
+    elif name in ("transform", "tolerance"):
+        repeats = "one fit per cell; the median of three transform calls"
     else:
         repeats = f"median of {args.repeats}" + (
             f" ({', '.join(sorted(ONCE))}: one)" if ONCE else ""
