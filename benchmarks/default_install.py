@@ -280,6 +280,7 @@ def fold_in_tolerance(corpus, method, seed, tolerances):
         warnings.simplefilter("ignore")
         est.fit(train)
         params = estimator_params(est)
+        default = est.get_params()[parameter]
         for tolerance in tolerances:
             est.set_params(**{parameter: tolerance})
             seconds = _transform_seconds(est, test)
@@ -291,7 +292,12 @@ def fold_in_tolerance(corpus, method, seed, tolerances):
                     "accuracy": float(clustering_accuracy(y, _labels(est, X))),
                 }
             )
-    return {"parameter": parameter, "results": results, "params": params}
+    return {
+        "parameter": parameter,
+        "default": default,
+        "results": results,
+        "params": params,
+    }
 
 
 @task
@@ -531,6 +537,12 @@ def tolerance_table(corpora, seed, python):
             )
             RAN.setdefault(method, r["params"])
             base = r["results"][0]
+            if base["tolerance"] != r["default"]:
+                raise ValueError(
+                    f"TOLERANCES[{method!r}] must start at {method}'s default "
+                    f"{r['parameter']}={r['default']:g}, the table's baseline, "
+                    f"not {base['tolerance']:g}"
+                )
             for t in r["results"]:
                 speed = t["docs_per_second"] / base["docs_per_second"]
                 out.append(
