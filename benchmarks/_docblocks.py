@@ -32,6 +32,12 @@ optional header fields, never rendered into the page except ``history``:
   parameter with today's ``Class().get_params()``: a default changed since
   the run, a parameter added or removed, or a claim without recorded
   parameters is reported;
+* ``"no_transform"``: ``[label, ...]``, the claimed estimators whose
+  figures never come from ``transform``, ``fit_transform`` or
+  ``topic_proportions`` (only from fits, their objectives and ``score``).
+  For these, a parameter that only those read (the class's
+  ``_fold_in_parameters``, tested never to change a fit or a score) is not
+  compared;
 * ``"history"``: for a block made at the defaults of its time that are not
   today's, what differs (rendered as ``history: ...`` in the block's
   opening comment).  It claims nothing and is not checked against today.
@@ -234,6 +240,7 @@ def write_block(
     estimators=None,
     at_defaults=None,
     history=None,
+    no_transform=None,
     data_dir=DATA,
 ):
     """Write ``data_dir/NAME.json`` and the block ``name`` into ``page``.
@@ -246,7 +253,9 @@ def write_block(
     that ran (instances, or what :func:`estimator_params` recorded of them,
     e.g. in a child process); ``at_defaults`` maps the labels presented as
     fitted at their defaults to the parameters the run set on purpose;
-    ``history`` says which of the block's defaults are no longer today's.
+    ``history`` says which of the block's defaults are no longer today's;
+    ``no_transform`` lists the claimed labels whose figures never come from
+    ``transform`` (see the module docstring).
     """
     if not _NAME.match(name):
         raise ValueError(f"block name {name!r}: use lower case, digits and '_'")
@@ -269,6 +278,8 @@ def write_block(
         data["at_defaults"] = {
             label: sorted(varied) for label, varied in at_defaults.items()
         }
+    if no_transform:
+        data["no_transform"] = sorted(no_transform)
     if history:
         data["history"] = history
     data["parts"] = parts
@@ -370,6 +381,13 @@ def defaults_problems(label, data):
     problems = []
     if data.get("history"):
         problems.append(f"{label}: claims today's defaults and is marked history")
+    no_transform = data.get("no_transform", [])
+    if not isinstance(no_transform, list) or not set(no_transform) <= set(claims):
+        problems.append(
+            f"{label}: no_transform must list labels of at_defaults, "
+            f"not {no_transform!r}"
+        )
+        no_transform = []
     recorded = data.get("estimators") or {}
     for name, varied in sorted(claims.items()):
         entry = recorded.get(name)
@@ -389,12 +407,18 @@ def defaults_problems(label, data):
             )
             continue
         ran = entry["params"]
+        # A parameter only transform reads cannot change a fit or a score.
+        unread = (
+            set(getattr(cls, "_fold_in_parameters", ()))
+            if name in no_transform
+            else set()
+        )
         for parameter in sorted(set(varied) - set(today)):
             problems.append(
                 f"{label}: {name} lists {parameter!r} as set on purpose, "
                 f"but {entry['class']} has no such parameter"
             )
-        for parameter in sorted((set(ran) | set(today)) - set(varied)):
+        for parameter in sorted((set(ran) | set(today)) - set(varied) - unread):
             where = f"{label}: {name} ({entry['class']}) at its defaults"
             if parameter not in ran:
                 problems.append(

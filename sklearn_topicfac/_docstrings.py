@@ -24,6 +24,20 @@ change the objective by less than ``tol`` times its value (see
 iterations.  How close a default fit that stops this way ends to the
 objective that 10 times more iterations reach is measured in
 ``docs/real_text.md``.""",
+    "transform_tol": """\
+transform_tol : float >= 0, default=3e-3
+    When the fold-in of new documents with the topics fixed (``transform``,
+    ``fit_transform``'s output, ``topic_proportions``) stops refining a
+    document: once the mean absolute change of its topic proportions in a
+    sweep falls below ``transform_tol`` (or after the fold-in's cap of
+    sweeps).  The fit, ``partial_fit``'s fold-in of a mini-batch and
+    ``score``'s fold-in stop by ``tol`` and never read ``transform_tol``
+    (the score chooses ``n_components``, and a looser fold-in smooths a
+    model with more topics more).  The default was chosen on the corpora of
+    ``docs/performance.md`` ("The fold-in's tolerance"), where it predicted
+    held-out words at least as well as ``tol``'s ``1e-4`` and folded
+    documents in several times faster.  A model file saved before this
+    parameter existed folds in to its ``tol``, as it did.""",
     "auto_max_iter": """\
 max_iter : int or "auto", default="auto"
     Maximum number of iterations of the fit.  ``"auto"``: 1000 where the

@@ -18,6 +18,8 @@ estimator has.  :func:`chi_square_statistic` and
 Pearson's statistic, which the KL objective approximates (Ding, Li & Peng).
 """
 
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
@@ -616,6 +618,11 @@ def _in_sample_fit(estimator, X):
             "from sklearn_topicfac; information criteria need one."
         )
     check_is_fitted(estimator)
+    if "transform_tol" in estimator.get_params(deep=False):
+        # As for the score: model selection folds in to the fit's tol, not
+        # to the looser transform_tol (which favours more topics).
+        estimator = copy.copy(estimator)
+        estimator.transform_tol = estimator.tol
     theta = estimator.topic_proportions(X)
     X = to_csr(check_array(X, accept_sparse=("csr", "csc"), dtype=theta.dtype))
     n_words = float(np.sum(X.data, dtype=np.float64))
@@ -632,7 +639,8 @@ def _in_sample_fit(estimator, X):
 def aic(estimator, X):
     """Akaike's information criterion of a fitted topic model on its corpus.
 
-    Each document of ``X`` is folded in (as by ``transform``) and
+    Each document of ``X`` is folded in (as by ``transform``; to ``tol``
+    for an estimator with ``transform_tol``, as its ``score`` does) and
 
     .. math::
 

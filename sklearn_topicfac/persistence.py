@@ -60,6 +60,10 @@ _MOVED_MODULES = {
 _LEGACY_PARAMETERS = {"n_init": 1, "split_merge": 0, "inner_model": None}
 _LEGACY_PARAMETERS["inference"] = "vb"
 _LEGACY_PARAMETERS["point_mass"] = 1.0
+# A parameter whose value, for the files that predate it, was another
+# parameter's: before transform_tol, the fold-in of new documents stopped by
+# the fit's tol.
+_LEGACY_COPIES = {"transform_tol": "tol"}
 # The solver of the files that predate the parameter, per class: the updates
 # those versions ran (a refit of a loaded model runs them again).
 _LEGACY_SOLVERS = {
@@ -963,13 +967,18 @@ def _legacy_class(cls):
 def _upgraded_state(cls, state):
     # A parameter added since: its value for those models where the default
     # changed behaviour (_LEGACY_PARAMETERS, and per class the solver of the
-    # files that predate it: multiplicative or EM updates), else its default.
+    # files that predate it: multiplicative or EM updates; _LEGACY_COPIES,
+    # another parameter's value), else its default.
     legacy = {**_LEGACY_PARAMETERS}
     for klass in reversed(cls.__mro__):
         legacy.update(_LEGACY_SOLVERS.get(klass.__name__, {}))
     for name, parameter in inspect.signature(cls.__init__).parameters.items():
         if name != "self" and name not in state:
-            state[name] = legacy.get(name, parameter.default)
+            source = _LEGACY_COPIES.get(name)
+            if source in state:
+                state[name] = state[source]
+            else:
+                state[name] = legacy.get(name, parameter.default)
     if inference := _legacy_inference(cls, state):
         state["inference_"] = inference
     if issubclass(cls, SimplexPLSA) and "simplex_map_" not in state:

@@ -148,7 +148,7 @@ def test_no_auto_is_resolved_below_the_estimators(floor):
     assert found == {}
 
 
-def test_estimators_fit_through_engine_fit_only():
+def test_estimators_fit_through_engine_no_transform():
     # No side door: an estimator hands its plan to engine.fit and runs no
     # iterations of its own (LDAVI's CVB0 "starts, then the best runs on"
     # is a plan field, engine.Plan.run_on).

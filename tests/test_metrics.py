@@ -382,7 +382,10 @@ def test_aic_bic_formulas():
     rng = np.random.default_rng(0)
     X = rng.poisson(2.0, size=(30, 12)).astype(float)
     est = KLNMF(n_components=3, random_state=0).fit(X)
-    theta = est.topic_proportions(sp.csr_matrix(X))
+    # The criteria fold in to tol, as the score does, not to transform_tol.
+    folded = KLNMF(n_components=3, random_state=0, transform_tol=est.tol).fit(X)
+    theta = folded.topic_proportions(sp.csr_matrix(X))
+    assert not np.allclose(theta, est.topic_proportions(sp.csr_matrix(X)))
     phi = est.topic_word_distributions()
     P = theta @ phi
     log_likelihood = np.sum(np.where(X > 0, X * np.log(np.where(X > 0, P, 1)), 0))

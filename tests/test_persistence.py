@@ -351,6 +351,26 @@ def test_a_file_lacking_a_later_parameter_gets_the_old_behaviour(tmp_path):
     assert np.array_equal(loaded.transform(X), model.transform(X))
 
 
+@pytest.mark.parametrize("Estimator", [KLNMF, PLSI], ids=lambda cls: cls.__name__)
+def test_a_file_from_before_transform_tol_folds_in_to_its_tol(Estimator, tmp_path):
+    # Before transform_tol existed, transform stopped by the fit's tol: a
+    # file without it keeps that, not today's looser default.
+    X = np.random.default_rng(0).poisson(2.0, size=(30, 12)).astype(float)
+    model = Estimator(n_components=3, random_state=0, tol=2e-5).fit(X)
+    path = save(model, tmp_path / "m.skops")
+
+    def older(schema):
+        del schema["content"]["content"]["transform_tol"]
+        return schema
+
+    loaded = load(rewritten(path, tmp_path / "older.skops", older))
+    assert loaded.get_params()["transform_tol"] == 2e-5
+    then = Estimator(n_components=3, random_state=0, tol=2e-5, transform_tol=2e-5)
+    then = then.fit(X).transform(X)
+    assert np.array_equal(loaded.transform(X), then)
+    assert not np.array_equal(loaded.transform(X), model.transform(X))
+
+
 def test_load_refuses_what_is_not_a_regular_file(tmp_path):
     os.mkfifo(tmp_path / "pipe.skops")
     with pytest.raises(ValueError, match="FIFO"):

@@ -268,6 +268,10 @@ class TopicFactorization(TopicEstimator):
         with it).
     ``_iteration_limit``
         The parameter a fit that did not converge reached (``"max_iter"``).
+    ``_fold_in_parameters``
+        The parameters only the fold-in of new documents reads, never a
+        fit: ``("transform_tol",)`` makes ``transform`` and
+        ``topic_proportions`` stop by ``transform_tol``.  None by default.
     ``_fitted_state``
         What the fitted attributes must be (`estimators._state`): checked
         before the kernels read them and when a model file is loaded.
@@ -591,9 +595,22 @@ class TopicFactorization(TopicEstimator):
         return self._transform_valid(runner.X, normalize)
 
     # ---------------------------------------------------------- transform
+    # The parameters only the fold-in of new documents reads (`_fold_in_model`):
+    # no fit reads them, so a change of one never changes a fit (tested).
+    _fold_in_parameters = ()
+
+    def _fold_in_model(self):
+        """The model that folds new documents in with the topics fixed for
+        ``transform`` and ``topic_proportions``: the fit's model, stopping by
+        ``transform_tol`` for an estimator that has it."""
+        model = self._build_model()
+        if "transform_tol" in self._fold_in_parameters:
+            model.fold_in_tol = self.transform_tol
+        return model
+
     def _transform_valid(self, X, normalize=True):
         keep_freed_memory()
-        model = self._build_model()
+        model = self._fold_in_model()
         exponent = tiny_data_exponent(X) if self._scale_equivariant else 0
         if exponent:
             # The fold-in of c X is c times that of X (see `_fit`).
@@ -707,7 +724,7 @@ class TopicFactorization(TopicEstimator):
         exponent = tiny_data_exponent(X) if self._scale_equivariant else 0
         if exponent:
             X = scaled(X, exponent)  # proportions do not depend on the scale
-        return self._build_model().topic_proportions(X, self.components_)
+        return self._fold_in_model().topic_proportions(X, self.components_)
 
     def topic_word_distributions(self):
         """The topics' word distributions ``P(w|z)``: ``components_`` normalized.
@@ -740,7 +757,10 @@ class TopicFactorization(TopicEstimator):
            exactly as ``transform`` does: topic proportions
            :math:`\\hat\\theta_d = P(z \\mid X^{obs}_d)` (a document with no
            observed word gets the uniform mixture; see
-           :meth:`topic_proportions`).
+           :meth:`topic_proportions`).  An estimator with ``transform_tol``
+           (the NMF family) folds in here to ``tol`` instead, as
+           ``transform`` with ``transform_tol=tol`` would: the score chooses
+           ``n_components``, and a looser fold-in favours more topics.
         3. **Score** the held-out part under the folded-in mixture, each
            topic mixed, for scoring only, with a small uniform distribution
            over the ``V = n_features_in_`` terms,
@@ -823,6 +843,9 @@ class TopicFactorization(TopicEstimator):
         self._check_fitted()
         X = self._validate_X(X, reset=False)
         seed = self.random_state if isinstance(self.random_state, Integral) else 0
+        # The fold-in of the score runs to tol, not transform_tol: a looser
+        # fold-in smooths a model with more topics more, and would move the
+        # choice of n_components by the score (docs/performance.md).
         return held_out_log_likelihood(self._build_model(), X, self.components_, seed)
 
     def __sklearn_tags__(self):
@@ -846,6 +869,7 @@ class StepwiseEM:
             Interval(Integral, 1, None, closed="left"),
             StrOptions({"auto"}),
         ],
+        "transform_tol": [Interval(Real, 0, None, closed="left")],
         "learning_decay": [Interval(Real, 0.5, 1, closed="right")],
         "learning_offset": [Interval(Real, 1, None, closed="left")],
     }

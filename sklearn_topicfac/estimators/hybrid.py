@@ -1,6 +1,6 @@
 """Hybrid NMF/PLSI: alternate two algorithms for one objective (Ding, Li & Peng)."""
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -87,6 +87,7 @@ class HybridNMFPLSI(TopicFactorization):
         objective by less than ``tol`` times its value.  The rounds stop by
         the same rule applied to whole rounds.  ``tol=0`` runs ``max_iter``
         iterations per phase and ``n_rounds`` rounds.
+    {{transform_tol}}
     {{restarts}}
     random_state : int, RandomState instance or None, default=None
         Seed of K-means (or of the ``"random"``/``"nndsvda"`` start).
@@ -162,6 +163,7 @@ class HybridNMFPLSI(TopicFactorization):
             StrOptions({"auto"}),
         ],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "transform_tol": [Interval(Real, 0, None, closed="left")],
         "nmf_solver": [StrOptions({"auto", "cd", "dn", "mu"})],
         "plsi_solver": [StrOptions({"auto", "cd", "dn", "em", "squarem"})],
     }
@@ -178,6 +180,7 @@ class HybridNMFPLSI(TopicFactorization):
         plsi_solver="auto",
         max_iter=200,
         tol=1e-4,
+        transform_tol=3e-3,
         n_init=1,
         split_merge=0,
         random_state=None,
@@ -190,6 +193,7 @@ class HybridNMFPLSI(TopicFactorization):
         self.plsi_solver = plsi_solver
         self.max_iter = max_iter
         self.tol = tol
+        self.transform_tol = transform_tol
         self.n_init = n_init
         self.split_merge = split_merge
         self.random_state = random_state
@@ -210,6 +214,8 @@ class HybridNMFPLSI(TopicFactorization):
         "phase_losses_": _state.Array((None,), values="finite"),
         "phase_n_iter_": _state.Array((None,), integer=True),
     }
+
+    _fold_in_parameters = ("transform_tol",)
 
     def _build_model(self):
         # The fitted parametrization is PLSI's, so are the fold-in and the

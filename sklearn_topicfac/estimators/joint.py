@@ -89,6 +89,7 @@ class JointNMF(StepwiseEM, TopicFactorization):
         fold-in sweeps), as for :class:`PLSI`.
     tol : float, default=1e-4
         {{stopping}}
+    {{transform_tol}}
     {{restarts}}
     {{stepwise_em}}
     {{random_state}}
@@ -147,6 +148,7 @@ class JointNMF(StepwiseEM, TopicFactorization):
         init=None,
         max_iter="auto",
         tol=1e-4,
+        transform_tol=3e-3,
         n_init=1,
         split_merge=0,
         learning_decay=0.7,
@@ -161,6 +163,7 @@ class JointNMF(StepwiseEM, TopicFactorization):
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
+        self.transform_tol = transform_tol
         self.n_init = n_init
         self.split_merge = split_merge
         self.learning_decay = learning_decay
@@ -181,6 +184,8 @@ class JointNMF(StepwiseEM, TopicFactorization):
 
     def _solvers(self):
         return {"solver": self.solver}
+
+    _fold_in_parameters = ("transform_tol",)
 
     def _build_model(self):
         return JointNMFModel(

@@ -99,13 +99,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
     {{auto_max_iter}}
     tol : float, default=1e-4
         {{stopping}}
-        ``transform`` stops refining a document when the mean absolute
-        change of its topic proportions falls below ``tol``.
-        A looser ``tol`` set after ``fit`` (``set_params(tol=3e-3)``, say)
-        makes ``transform`` faster, with a held-out completion score at
-        least as good on the corpora of ``docs/performance.md`` ("The
-        fold-in's tolerance" measures both); a later ``fit`` or
-        ``partial_fit`` also runs to it.
+    {{transform_tol}}
     {{restarts}}
     {{stepwise_em}}
     random_state : int, RandomState instance or None, default=None
@@ -159,6 +153,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
         init=None,
         max_iter="auto",
         tol=1e-4,
+        transform_tol=3e-3,
         n_init=1,
         split_merge=0,
         learning_decay=0.7,
@@ -171,6 +166,7 @@ class KLNMF(StepwiseEM, TopicFactorization):
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
+        self.transform_tol = transform_tol
         self.n_init = n_init
         self.split_merge = split_merge
         self.learning_decay = learning_decay
@@ -184,6 +180,8 @@ class KLNMF(StepwiseEM, TopicFactorization):
 
     def _solvers(self):
         return {"solver": resolve_solver(self.solver)}
+
+    _fold_in_parameters = ("transform_tol",)
 
     def _build_model(self):
         return KLNMFModel(
@@ -239,6 +237,7 @@ class NormalizedNMF(KLNMF):
     {{auto_max_iter}}
     tol : float, default=1e-4
         {{stopping}}
+    {{transform_tol}}
     {{restarts}}
     learning_decay : float in (0.5, 1], default=0.7
         :meth:`partial_fit` only: see :class:`KLNMF`.

@@ -116,11 +116,12 @@ class SimplexPLSA(TopicEstimator):
     inner_model : estimator or None, default=None
         The topic model of step 8.  ``None`` is :class:`PLSI` by EM
         (``solver="em"``, not PLSI's default) with this estimator's
-        ``init``, ``max_iter``, ``tol``, ``random_state`` and ``verbose``
-        (the paper).  Otherwise an unfitted topic model of this
-        package, e.g. :class:`LDAVI`: it is cloned, its ``n_components`` set
-        to this estimator's, and fitted with its own other parameters (the
-        ones above are then unused, except ``random_state`` for the SVD).
+        ``init``, ``max_iter``, ``tol`` (its ``transform_tol`` too),
+        ``random_state`` and ``verbose`` (the paper).  Otherwise an unfitted
+        topic model of this package, e.g. :class:`LDAVI`: it is cloned, its
+        ``n_components`` set to this estimator's, and fitted with its own
+        other parameters (the ones above are then unused, except
+        ``random_state`` for the SVD).
     point_mass : float, default=1.0
         The number of words each point on the simplex counts as for the
         inner model: it is fitted to the points times ``point_mass``.  PLSA
@@ -520,6 +521,8 @@ class SimplexPLSA(TopicEstimator):
                 init=self.init,
                 max_iter=self.max_iter,
                 tol=self.tol,
+                # transform maps points with the fold-in: to this tol too.
+                transform_tol=self.tol,
                 # Paper 004's PLSA step, as published: plain EM, and the
                 # points of a simplex are no counts of topics' words to split
                 # or merge.

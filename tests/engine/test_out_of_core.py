@@ -309,7 +309,8 @@ def test_partial_fit_is_stepwise_em():
     X = planted_counts(n=100, m=30, seed=5)
 
     def expected_counts(H):
-        ref = PLSI(n_components=3)
+        # partial_fit's fold-in runs to tol, not transform_tol.
+        ref = PLSI(n_components=3, transform_tol=PLSI().tol)
         ref.components_, ref.p_z_ = H, np.full(3, 1 / 3)
         ref.n_features_in_ = X.shape[1]  # what a fit sets beside them
         # The count-scale fold-in: P(z|d) times the document lengths.

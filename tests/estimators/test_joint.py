@@ -222,7 +222,9 @@ def test_alpha_with_both_normalizations_is_rejected():
 def test_transform_scales_match_the_training_factor():
     X = _planted(n=50, m=40, k=3, seed=5)
     for params in ({"alpha": 0.5}, {"normalize": "both"}):
-        model = JointNMF(3, random_state=0, max_iter=3000, tol=1e-12, **params).fit(X)
+        model = JointNMF(
+            3, random_state=0, max_iter=3000, tol=1e-12, transform_tol=1e-12, **params
+        ).fit(X)
         assert_allclose(model.transform(X), model.embedding_, rtol=1e-4, atol=1e-7)
 
 

@@ -121,7 +121,8 @@ def test_transform_is_the_convex_fold_in_of_the_fitted_topics(backend):
     # With the topics fixed, the W subproblem is convex: at a converged fit
     # the training factor is its minimizer, and the fold-in reaches it.
     X = _planted(n=60, m=50, k=3, seed=3)
-    model = KLNMF(3, random_state=0, max_iter=5000, tol=1e-12).fit(X)
+    model = KLNMF(3, random_state=0, max_iter=5000, tol=1e-12, transform_tol=1e-12)
+    model.fit(X)
     assert model.n_iter_ < 5000
     W = model.transform(X)
     assert_allclose(W, model.embedding_, rtol=1e-5, atol=1e-8 * X.max())

@@ -87,10 +87,10 @@ def test_probabilities_are_normalized():
 
 def test_fold_in_is_em_on_topic_proportions(backend):
     # theta <- theta * (R @ C.T) / N_d with C fixed, from the uniform start;
-    # with tol=0 every document runs exactly max_iter sweeps.
+    # with transform_tol=0 every document runs exactly max_iter sweeps.
     X = _planted(n=20)
     model = PLSI(4, random_state=0, max_iter=50).fit(X)
-    model.set_params(max_iter=7, tol=0)
+    model.set_params(max_iter=7, transform_tol=0)
     C = model.components_
     Xd = X.toarray()
     n_d = Xd.sum(axis=1, keepdims=True)
