@@ -195,6 +195,39 @@ def test_what_the_check_compares(docblocks, tmp_path):
     assert "cannot be built today" in problem
 
 
+def test_a_parameter_only_transform_reads_is_skipped_only_where_declared(
+    docblocks,
+):
+    # A block whose figures never come from transform (no_transform) stays
+    # true when a parameter only transform reads is added: that one parameter
+    # is not compared, every other one still is.
+    record = docblocks.estimator_params(tf.KLNMF(n_components=7, random_state=3))
+    del record["params"]["transform_tol"]  # recorded before it existed
+    block = {
+        "name": "planted",
+        "estimators": {"KLNMF": record},
+        "at_defaults": {"KLNMF": ["n_components", "random_state"]},
+        "parts": [],
+    }
+
+    def problems(data):
+        return docblocks.defaults_problems("planted.json", data)
+
+    (problem,) = problems(block)
+    assert "records no 'transform_tol'" in problem
+    assert problems({**block, "no_transform": ["KLNMF"]}) == []
+    assert tf.KLNMF._fold_in_parameters == ("transform_tol",)
+    changed = copy.deepcopy(block)
+    changed["no_transform"] = ["KLNMF"]
+    changed["estimators"]["KLNMF"]["params"]["tol"] = 1e-3
+    (problem,) = problems(changed)
+    assert "tol=0.001" in problem
+    # It must name claimed labels (and then skips nothing).
+    found = problems({**block, "no_transform": ["PLSI"]})
+    assert "no_transform must list labels of at_defaults" in found[0]
+    assert "records no 'transform_tol'" in found[1]
+
+
 def test_recorded_parameters_are_json_and_name_the_public_class(docblocks):
     from sklearn.decomposition import NMF
 
