@@ -152,7 +152,9 @@ def test_a_claim_without_recorded_parameters_is_caught(docblocks, tmp_path):
     assert "at_defaults must map" in problem
 
 
-def test_what_the_check_compares(docblocks, tmp_path):
+def _planted_klnmf(docblocks):
+    """A block claiming KLNMF at its defaults (``n_components=7`` set), and
+    the check of a block: ``(block, problems)``."""
     record = docblocks.estimator_params(tf.KLNMF(n_components=7, random_state=3))
     block = {
         "name": "planted",
@@ -164,6 +166,11 @@ def test_what_the_check_compares(docblocks, tmp_path):
     def problems(data):
         return docblocks.defaults_problems("planted.json", data)
 
+    return block, problems
+
+
+def test_what_the_check_compares(docblocks, tmp_path):
+    block, problems = _planted_klnmf(docblocks)
     assert problems(block) == []
     # A parameter the run set on purpose is not compared...
     changed = copy.deepcopy(block)
@@ -201,18 +208,9 @@ def test_a_parameter_only_transform_reads_is_skipped_only_where_declared(
     # A block whose figures never come from transform (no_transform) stays
     # true when a parameter only transform reads is added: that one parameter
     # is not compared, every other one still is.
-    record = docblocks.estimator_params(tf.KLNMF(n_components=7, random_state=3))
-    del record["params"]["transform_tol"]  # recorded before it existed
-    block = {
-        "name": "planted",
-        "estimators": {"KLNMF": record},
-        "at_defaults": {"KLNMF": ["n_components", "random_state"]},
-        "parts": [],
-    }
-
-    def problems(data):
-        return docblocks.defaults_problems("planted.json", data)
-
+    block, problems = _planted_klnmf(docblocks)
+    # Recorded before it existed.
+    del block["estimators"]["KLNMF"]["params"]["transform_tol"]
     (problem,) = problems(block)
     assert "records no 'transform_tol'" in problem
     assert problems({**block, "no_transform": ["KLNMF"]}) == []
