@@ -154,9 +154,7 @@ def test_confidence_of_rank_two_fits_is_uniform_under_the_model():
     p_values = []
     for _ in range(100):
         X = rng.poisson(mean).astype(float)
-        model = KLNMF(
-            n_components=2, max_iter=1000, tol=1e-10, transform_tol=1e-10, random_state=0
-        )
+        model = KLNMF(2, max_iter=1000, tol=1e-10, transform_tol=1e-10, random_state=0)
         W = model.fit_transform(X)
         p, dof = chi_square_confidence(X, W, model.components_)
         assert dof == 20
